@@ -1,0 +1,376 @@
+"""The authoritative game: state, pending decisions, ``apply`` and the event log.
+
+A ``Game`` is a function of (ruleset, seed, actions): it holds no clock and no global random
+state.  Its own ``random.Random(seed)`` draws exactly one float per card for every round's
+shuffle (see ``round_deck``), so round ``r``'s deck depends only on (seed, r): one seed dealt
+again with the seats swapped gives every seat the same cards, round for round; that is what
+makes duplicate tournaments fair.
+
+Only ``apply`` and ``forfeit`` change a game, and ``apply`` validates the whole action before
+touching anything: an illegal action raises and leaves the game exactly as it was.  Hands,
+discards, the covered spaces and this round's events are tuples that are replaced, never
+mutated, so a view can share them without copying (that is most of the engine's speed).  Board positions: 0 is seat 0's goal, ``1..N`` the spaces,
+``N + 1`` seat 1's goal.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from tacocat_arena.engine import legal
+from tacocat_arena.engine.errors import IllegalActionError, InvalidActionError
+from tacocat_arena.engine.ruleset import DEFAULT_RULESET, Ruleset, TieRule
+from tacocat_arena.engine.types import (
+    ACTION_KIND,
+    SEAT_0,
+    SEAT_1,
+    Action,
+    Attack,
+    Card,
+    DecisionKind,
+    Defend,
+    Duel,
+    Forfeit,
+    Outcome,
+    Replace,
+    Seat,
+    Termination,
+)
+
+Event = dict[str, Any]
+
+MAX_SEED = 2**64
+_NO_PENDING: frozenset[Seat] = frozenset()
+_BOTH: frozenset[Seat] = frozenset((SEAT_0, SEAT_1))
+_ONLY = (frozenset((SEAT_0,)), frozenset((SEAT_1,)))
+
+# The rule a misplaced action of each kind breaks, for the "not your turn" messages.
+_PHASE_RULE = {
+    DecisionKind.REPLACE: "R1",
+    DecisionKind.DUEL: "D1",
+    DecisionKind.ATTACK: "P1",
+    DecisionKind.DEFEND: "P2",
+}
+
+
+def round_deck(ruleset: Ruleset, seed: int, round_number: int) -> list[Card]:
+    """The shuffled deck of one round: depends only on (ruleset deck, seed, round) (S2, M4)."""
+    rng = random.Random(seed)
+    for _ in range((round_number - 1) * ruleset.deck_size):
+        rng.random()
+    return _shuffled(ruleset, rng)
+
+
+def _shuffled(ruleset: Ruleset, rng: random.Random) -> list[Card]:
+    """Sort the deck by one fresh float per card: a uniform shuffle that always draws
+    exactly ``deck_size`` numbers, which is what keeps rounds independent of play."""
+    draw = rng.random
+    keyed = sorted([(draw(), card) for card in ruleset.cards()])
+    return [card for _, card in keyed]
+
+
+class Game:
+    """One game of Tacocat Spelled Backwards between seat 0 and seat 1."""
+
+    __slots__ = (
+        "ruleset", "seed", "round", "tacocat", "covered", "hands", "draw_pile", "discards",
+        "phase", "pending", "replace_cap", "_committed", "attacker", "current_attack",
+        "outcome", "events", "actions", "round_start", "round_results", "decisions",
+        "_simultaneous", "_rng", "round_events",
+    )
+
+    def __init__(self, ruleset: Ruleset = DEFAULT_RULESET, seed: int = 0) -> None:
+        if not isinstance(seed, int) or not 0 <= seed < MAX_SEED:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+        self.ruleset = ruleset
+        self.seed = seed
+        self.round = 0
+        self.tacocat = ruleset.centre  # S1
+        self.covered = (False,) * (ruleset.spaces + 2)  # S1: nothing covered; goals never are
+        self.hands: list[tuple[Card, ...]] = [(), ()]
+        self.draw_pile: list[Card] = []
+        self.discards: tuple[Card, ...] = ()
+        self.round_events: tuple[Event, ...] = ()
+        self.phase: DecisionKind | None = None
+        self.pending: frozenset[Seat] = _NO_PENDING
+        self.replace_cap: int | None = None
+        self._committed: dict[Seat, Action] = {}
+        self.attacker: Seat | None = None
+        self.current_attack: tuple[Card, ...] = ()
+        self.outcome: Outcome | None = None
+        self.events: list[Event] = []
+        self.actions: list[tuple[Seat, Action | Forfeit]] = []
+        self.round_start = 0
+        self.round_results: tuple[tuple[int, Seat | None], ...] = ()
+        self.decisions = 0
+        self._simultaneous = False
+        self._rng = random.Random(seed)
+        self._deal()
+
+    # -- queries ------------------------------------------------------------------------------
+    @property
+    def is_over(self) -> bool:
+        """True once the game has an outcome."""
+        return self.outcome is not None
+
+    def decision_for(self, seat: Seat) -> DecisionKind | None:
+        """The kind of decision ``seat`` owes now, or None (it has none, or already committed)."""
+        return self.phase if seat in self.pending else None
+
+    def replace_limit(self, seat: Seat) -> int:
+        """Most cards ``seat`` may replace now: its hand, or the first replacer's count (R2)."""
+        hand_size = len(self.hands[seat])
+        return hand_size if self.replace_cap is None else min(self.replace_cap, hand_size)
+
+    def legal_attacks(self, seat: Seat) -> tuple[tuple[Card, ...], ...]:
+        """Every legal attack for ``seat`` now (P1, P3, P6)."""
+        return legal.legal_attacks(tuple(self.hands[seat]))
+
+    # -- applying actions ------------------------------------------------------------------
+    def apply(self, seat: Seat, action: Action) -> None:
+        """Validate and apply ``seat``'s action; raise ``ActionError`` and change nothing if
+        it is not legal now."""
+        kind = ACTION_KIND.get(type(action))  # keyed by type: hashing an Enum is slow
+        if kind is not self.phase or seat not in self.pending:
+            self._refuse(seat, action, kind)
+        _HANDLERS[type(action)](self, seat, action)
+
+    def forfeit(self, seat: Seat, termination: Termination, detail: str = "") -> None:
+        """End the game with ``seat`` losing by a referee-imposed ``termination``."""
+        if self.outcome is not None:
+            raise InvalidActionError("W1", "the game is already over")
+        if not termination.is_forfeit:
+            raise ValueError(f"{termination} is not a forfeit")
+        self.actions.append((seat, Forfeit(termination, detail)))
+        self._log(
+            {"type": "forfeit", "round": self.round, "seat": seat,
+             "reason": termination.value, "detail": detail}
+        )
+        self._finish(Outcome(termination, 1 - seat))
+
+    def _refuse(self, seat: Seat, action: Action, kind: DecisionKind | None) -> None:
+        if kind is None:
+            raise InvalidActionError("A0", f"{action!r} is not an action")
+        if self.outcome is not None:
+            raise InvalidActionError("W1", "the game is over")
+        if seat not in (SEAT_0, SEAT_1):
+            raise InvalidActionError("C1", f"seat must be 0 or 1, got {seat!r}")
+        rule = _PHASE_RULE[self.phase] if self.phase is not None else "W1"
+        if seat in self._committed:
+            raise InvalidActionError(rule, f"seat {seat} has already committed this decision")
+        if seat not in self.pending:
+            raise InvalidActionError(
+                rule, f"seat {seat} has no decision pending; waiting for the {self.phase.value} "
+                f"of seat {' and '.join(map(str, sorted(self.pending)))}"
+            )
+        phase = self.phase.value if self.phase is not None else "no"
+        raise InvalidActionError(rule, f"seat {seat} owes a {phase} decision, not a {kind.value}")
+
+    def _replace(self, seat: Seat, action: Replace) -> None:
+        cards = action.cards
+        limit = self.replace_limit(seat)
+        if len(cards) > limit:
+            rule = "R2" if self.replace_cap is not None else "R1"
+            raise IllegalActionError(
+                rule, f"may replace at most {limit} cards now, not {len(cards)}"
+            )
+        rest = legal.remove_cards(self.hands[seat], cards, "R1")
+        self.decisions += 1
+        self.actions.append((seat, action))
+        if self._simultaneous:
+            # R3: simultaneous; resolve when both have committed, seat 0 drawing first.
+            self._committed[seat] = action
+            self.pending = self.pending - {seat}
+            if self.pending:
+                return
+            committed, self._committed = self._committed, {}
+            for each in (SEAT_0, SEAT_1):
+                chosen = committed[each].cards  # type: ignore[union-attr]
+                self._do_replace(each, legal.remove_cards(self.hands[each], chosen, "R1"), chosen)
+            self._start_duel()
+            return
+        self._do_replace(seat, rest, cards)
+        if self.replace_cap is None:
+            self.replace_cap = len(cards)  # R2: the second replacer may take at most k
+            self.pending = _ONLY[1 - seat]
+        else:
+            self._start_duel()
+
+    def _do_replace(self, seat: Seat, rest: list[Card], cards: tuple[Card, ...]) -> None:
+        count = len(cards)
+        drawn = self.draw_pile[:count]
+        del self.draw_pile[:count]
+        rest.extend(drawn)
+        rest.sort()
+        self.hands[seat] = tuple(rest)
+        self.discards += cards
+        self._log(
+            {"type": "replace", "round": self.round, "seat": seat,
+             "discarded": cards, "drawn": tuple(drawn)}
+        )
+
+    def _duel(self, seat: Seat, action: Duel) -> None:
+        if action.card not in self.hands[seat]:
+            raise IllegalActionError(
+                "D1", f"card {action.card} is not in your hand {self.hands[seat]}"
+            )
+        self.decisions += 1
+        self.actions.append((seat, action))
+        self._committed[seat] = action
+        self.pending = self.pending - {seat}
+        if self.pending:
+            return  # D1: nothing is revealed until both have committed
+        card0 = self._committed[SEAT_0].card  # type: ignore[union-attr]
+        card1 = self._committed[SEAT_1].card  # type: ignore[union-attr]
+        self._committed = {}
+        hand0, hand1 = list(self.hands[SEAT_0]), list(self.hands[SEAT_1])
+        hand0.remove(card0)
+        hand1.remove(card1)
+        self.hands = [tuple(hand0), tuple(hand1)]
+        self.discards += (card0, card1)
+        winner = None if card0 == card1 else (SEAT_0 if card0 > card1 else SEAT_1)  # D2, D3
+        self._log(
+            {"type": "duel", "round": self.round, "cards": (card0, card1), "winner": winner}
+        )
+        if len(self.hands[SEAT_0]) == 1:
+            self._showdown()  # D4 after a tie, P8 after a decided duel
+        elif winner is None:
+            self._start_duel()  # D3
+        else:
+            self._start_attack(winner)  # P1
+
+    def _attack(self, seat: Seat, action: Attack) -> None:
+        cards = tuple(sorted(action.cards))
+        hand = self.hands[seat]
+        if cards not in legal.legal_attack_set(hand):
+            legal.check_attack_shape(cards, len(hand))  # raises with the broken rule
+            legal.remove_cards(hand, cards, "P1")
+        rest = list(hand)
+        for card in cards:
+            rest.remove(card)
+        self.decisions += 1
+        self.actions.append((seat, action))
+        self.hands[seat] = tuple(rest)
+        self.discards += cards
+        self.current_attack = cards
+        self._log({"type": "attack", "round": self.round, "seat": seat, "cards": cards})
+        self.phase = DecisionKind.DEFEND
+        self.pending = _ONLY[1 - seat]
+
+    def _defend(self, seat: Seat, action: Defend) -> None:
+        answers = action.answers
+        attack = self.current_attack
+        rest = legal.check_defence(attack, answers, self.hands[seat])
+        self.decisions += 1
+        self.actions.append((seat, action))
+        sacrificed: list[Card] = []
+        for answer in answers:
+            if answer is None:
+                sacrificed.append(rest.pop(0))  # P4: the lowest card not named
+        self.hands[seat] = tuple(rest)
+        self.discards += tuple(a for a in answers if a is not None) + tuple(sacrificed)
+        attacker = 1 - seat
+        trick_winner = attacker if sacrificed else seat  # P2, P5
+        self._log(
+            {"type": "defend", "round": self.round, "seat": seat, "attack": attack,
+             "answers": tuple(answers), "sacrificed": tuple(sacrificed), "trick_winner": trick_winner}
+        )
+        self.current_attack = ()
+        if len(rest) == 1:
+            self._showdown()  # P8
+        else:
+            self._start_attack(trick_winner)
+
+    # -- round structure -------------------------------------------------------------------
+    def _deal(self) -> None:
+        self.round += 1
+        self.round_start = len(self.events)
+        self.round_events = ()
+        size = self.ruleset.hand_size_at(self.tacocat)
+        deck = _shuffled(self.ruleset, self._rng)  # S2, M4
+        self.hands = [tuple(sorted(deck[:size])), tuple(sorted(deck[size : 2 * size]))]
+        self.draw_pile = deck[2 * size :]
+        self.discards = ()
+        self.current_attack = ()
+        self.attacker = None
+        self.replace_cap = None
+        self._committed = {}
+        self._log(
+            {"type": "deal", "round": self.round, "position": self.tacocat, "hand_size": size,
+             "hands": (self.hands[0], self.hands[1]), "draw_pile": tuple(self.draw_pile)}
+        )
+        self.phase = DecisionKind.REPLACE
+        arrows = self.ruleset.arrows_at(self.tacocat)
+        self._simultaneous = len(arrows) == 2
+        self.pending = _BOTH if self._simultaneous else _ONLY[next(iter(arrows))]  # R1, R3
+
+    def _start_duel(self) -> None:
+        self.phase = DecisionKind.DUEL
+        self.pending = _BOTH
+        self.replace_cap = None
+
+    def _start_attack(self, seat: Seat) -> None:
+        self.phase = DecisionKind.ATTACK
+        self.attacker = seat
+        self.pending = _ONLY[seat]
+
+    def _showdown(self) -> None:
+        card0 = self.hands[SEAT_0][0]
+        card1 = self.hands[SEAT_1][0]
+        winner = None if card0 == card1 else (SEAT_0 if card0 < card1 else SEAT_1)  # P9, P10
+        self._log(
+            {"type": "showdown", "round": self.round, "cards": (card0, card1), "winner": winner}
+        )
+        if winner is None and self.ruleset.tie_rule is TieRule.ARROW:
+            arrows = self.ruleset.arrows_at(self.tacocat)
+            if len(arrows) == 1:
+                winner = next(iter(arrows))
+        self._end_round(winner)
+
+    def _end_round(self, winner: Seat | None) -> None:
+        start = self.tacocat
+        covered: int | None = None
+        if winner is not None:
+            step = -1 if winner == SEAT_0 else 1  # M1: seat 0's goal is position 0
+            self.covered = self.covered[:start] + (True,) + self.covered[start + 1 :]  # M2
+            covered = start
+            position = start + step
+            last = self.ruleset.spaces
+            while 1 <= position <= last and self.covered[position]:
+                position += step  # M3: skip covered spaces
+            self.tacocat = position
+        self.round_results += ((self.round, winner),)
+        self._log(
+            {"type": "round_end", "round": self.round, "winner": winner,
+             "tacocat_from": start, "tacocat_to": self.tacocat, "covered": covered}
+        )
+        if self.tacocat == 0 or self.tacocat == self.ruleset.spaces + 1:
+            self._finish(Outcome(Termination.GOAL, winner))  # W1
+        elif self.round >= self.ruleset.max_rounds:
+            self._finish(Outcome(Termination.ROUND_CAP, None))  # W2
+        else:
+            self._deal()  # M4, P10
+
+    def _finish(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self.phase = None
+        self.pending = _NO_PENDING
+        self._committed = {}
+        self._log(
+            {"type": "game_end", "round": self.round, "termination": outcome.termination.value,
+             "winner": outcome.winner}
+        )
+
+    def _log(self, event: Event) -> None:
+        self.events.append(event)
+        self.round_events += (event,)
+
+
+_HANDLERS: dict[type, Callable[[Game, Seat, Any], None]] = {
+    Replace: Game._replace,
+    Duel: Game._duel,
+    Attack: Game._attack,
+    Defend: Game._defend,
+}

@@ -1,0 +1,101 @@
+"""Reference policies for local play: uniform random, and a sensible heuristic.
+
+A policy maps a ``SeatView`` with a pending decision to an action.  Randomness is passed in
+as an ``rng`` so that every game played with policies stays reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from tacocat_arena.engine import (
+    Action,
+    Attack,
+    Card,
+    DecisionKind,
+    Defend,
+    Duel,
+    Replace,
+    SeatView,
+    legal_attacks,
+    sample_defence,
+)
+
+
+class Policy(Protocol):
+    """Anything that chooses an action for a view whose ``kind`` is not None."""
+
+    def act(self, view: SeatView) -> Action:
+        """Return a legal action for ``view.kind``."""
+        ...
+
+
+class RandomPolicy:
+    """Uniform over each decision's options: a replace count then a random subset; a random
+    duel value; a random legal attack; a random answer per attack card."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self.rng = rng if rng is not None else random.Random(0)
+
+    def act(self, view: SeatView) -> Action:
+        """Pick uniformly among the legal options of the pending decision."""
+        kind = view.kind
+        if kind is None:
+            raise ValueError("no decision is pending for this view")
+        # int(random() * n) is uniform to within 2**-53: far cheaper than randrange.
+        random_float = self.rng.random
+        if kind is DecisionKind.DUEL:
+            values = sorted(set(view.hand))
+            return Duel(values[int(random_float() * len(values))])
+        if kind is DecisionKind.ATTACK:
+            attacks = legal_attacks(view.hand)
+            return Attack(attacks[int(random_float() * len(attacks))])
+        if kind is DecisionKind.DEFEND:
+            return Defend(sample_defence(view.current_attack, view.hand, self.rng))
+        count = int(random_float() * (view.max_replace + 1))
+        return Replace(tuple(self.rng.sample(view.hand, count)) if count else ())
+
+
+class GreedyPolicy:
+    """A heuristic that plays the tug of war sensibly.
+
+    The round is won by the lowest last card, and a sacrifice always costs the lowest card,
+    so the policy guards its lowest card, fights with high ones, and replaces the middle.
+    """
+
+    MIDDLE = range(5, 9)
+
+    def act(self, view: SeatView) -> Action:
+        """Choose by the heuristic described in the class docstring."""
+        legal = view.legal
+        if legal is None:
+            raise ValueError("no decision is pending for this view")
+        hand = view.hand
+        kind = legal.kind
+        if kind is DecisionKind.REPLACE:
+            middle = [card for card in hand[1:] if card in self.MIDDLE]
+            return Replace(tuple(middle[: legal.max_replace]))
+        if kind is DecisionKind.DUEL:
+            return Duel(hand[-1] if len(hand) > 2 else hand[0])
+        if kind is DecisionKind.ATTACK:
+            return Attack(max(legal.attacks, key=lambda cards: _attack_score(cards, hand)))
+        return Defend(_greedy_defence(view.current_attack, hand))
+
+
+def _attack_score(cards: tuple[Card, ...], hand: tuple[Card, ...]) -> tuple[int, int, int]:
+    spends_lowest = cards.count(hand[0]) > hand.count(hand[0]) - 1
+    return (0 if spends_lowest else 1, len(cards), -max(cards))
+
+
+def _greedy_defence(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> tuple[Card | None, ...]:
+    pool = list(hand[1:])  # keep the lowest card for the showdown
+    answers: list[Card | None] = []
+    for card in attack:
+        fitting = [value for value in pool if value >= card]
+        if fitting:
+            pool.remove(fitting[0])
+            answers.append(fitting[0])
+        else:
+            answers.append(None)
+    return tuple(answers)
