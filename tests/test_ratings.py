@@ -72,7 +72,9 @@ def sigmoid(v: float) -> float:
     return 1.0 / (1.0 + math.exp(-v))
 
 
-def ascent_fit(players: Sequence[str], data: Sequence[Game], prior_draws: float) -> dict[str, float]:
+def ascent_fit(
+    players: Sequence[str], data: Sequence[Game], prior_draws: float
+) -> dict[str, float]:
     """Plain projected gradient ascent under sum(r) == 0, with the prior's virtual
     draws against a 0-rated opponent; returns Elo. Slow but obviously correct."""
     r = {p: 0.0 for p in players}
@@ -195,6 +197,10 @@ def test_doc_example_numbers() -> None:
     assert [round(result[p].err, 2) for p in DOC_PLAYERS] == [95.18, 87.91, 95.18]
     with_prior = fit_ratings(DOC_PLAYERS, DOC_GAMES, prior_draws=1.0)
     assert [round(with_prior[p].elo, 2) for p in DOC_PLAYERS] == [116.98, 0.0, -116.98]
+    assert [round(with_prior[p].err, 2) for p in DOC_PLAYERS] == [93.27, 86.6, 93.27]
+    # "for two bots at 300-100, one virtual draw each moves the ratings from +-95.42 to +-95.27"
+    two = fit_ratings(["A", "B"], games("A", "B", 300, 100), prior_draws=1.0)
+    assert round(two["A"].elo, 2) == 95.27
 
 
 @pytest.mark.parametrize("prior", [0.0, 1.0, 3.0])
@@ -347,9 +353,7 @@ def test_result_order_follows_players() -> None:
         (["A", "B"], [], 1e-9, "prior_draws"),
     ],
 )
-def test_invalid_input(
-    players: list[str], data: list[Game], prior: float, message: str
-) -> None:
+def test_invalid_input(players: list[str], data: list[Game], prior: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         fit_ratings(players, data, prior_draws=prior)
 

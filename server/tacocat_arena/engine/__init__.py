@@ -33,6 +33,7 @@ from tacocat_arena.engine.types import (
     Forfeit,
     Outcome,
     Replace,
+    RoundResult,
     Seat,
     Termination,
     other,
@@ -48,7 +49,7 @@ from tacocat_arena.engine.view import (
 __all__ = [
     "SEAT_0", "SEAT_1", "SEATS", "Action", "ActionError", "Attack", "Card", "DEFAULT_RULESET",
     "DecisionKind", "Defend", "Duel", "Event", "Forfeit", "Game", "IllegalActionError",
-    "InvalidActionError", "LegalOptions", "Outcome", "RecordError", "Replace", "Ruleset",
+    "InvalidActionError", "LegalOptions", "Outcome", "RecordError", "Replace", "RoundResult", "Ruleset",
     "RulesetError", "Seat", "SeatView", "Termination", "TieRule", "build_view",
     "check_attack_shape", "check_defence", "defence_options", "enumerate_defences",
     "legal_attacks", "legal_options", "other", "public_event", "replay", "round_deck", "sample_defence",

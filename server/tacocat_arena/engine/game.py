@@ -35,6 +35,7 @@ from tacocat_arena.engine.types import (
     Forfeit,
     Outcome,
     Replace,
+    RoundResult,
     Seat,
     Termination,
 )
@@ -103,11 +104,64 @@ class Game:
         self.events: list[Event] = []
         self.actions: list[tuple[Seat, Action | Forfeit]] = []
         self.round_start = 0
-        self.round_results: tuple[tuple[int, Seat | None], ...] = ()
+        self.round_results: tuple[RoundResult, ...] = ()
         self.decisions = 0
         self._simultaneous = False
         self._rng = random.Random(seed)
         self._deal()
+
+    @classmethod
+    def from_position(
+        cls,
+        hands: tuple[tuple[Card, ...], tuple[Card, ...]],
+        *,
+        ruleset: Ruleset = DEFAULT_RULESET,
+        draw_pile: tuple[Card, ...] = (),
+        tacocat: int | None = None,
+        covered: tuple[int, ...] = (),
+        phase: DecisionKind = DecisionKind.REPLACE,
+        attacker: Seat = SEAT_0,
+        round_number: int = 1,
+        seed: int = 0,
+    ) -> Game:
+        """A game whose current round starts from a hand-built position (tests, puzzles,
+        teaching).  ``phase`` is where the round stands: REPLACE (the usual start), DUEL, or
+        ATTACK by ``attacker``.  Later rounds are dealt from ``seed`` as usual.  The cards of
+        the position need not add up to the deck; hands must be of equal size (P6 relies on it).
+        """
+        if len(hands[0]) != len(hands[1]) or not hands[0]:
+            raise ValueError("both hands must hold the same number of cards, at least one")
+        if phase is DecisionKind.DEFEND:
+            raise ValueError("start from ATTACK and apply the attack instead of DEFEND")
+        game = cls(ruleset, seed)
+        if tacocat is not None:
+            if not 1 <= tacocat <= ruleset.spaces:
+                raise ValueError(f"tacocat must be a space 1..{ruleset.spaces}, got {tacocat}")
+            game.tacocat = tacocat
+        game.covered = tuple(i in covered for i in range(ruleset.spaces + 2))
+        if game.covered[game.tacocat]:
+            raise ValueError(f"the Tacocat cannot stand on covered space {game.tacocat} (M2)")
+        game.round = round_number
+        for _ in range(round_number - 1):
+            _shuffled(ruleset, game._rng)  # keep later rounds' decks a function of (seed, r)
+        game.hands = [tuple(sorted(hands[0])), tuple(sorted(hands[1]))]
+        game.draw_pile = list(draw_pile)
+        game.events = []
+        game.round_events = ()
+        game._log(
+            {"type": "deal", "round": game.round, "position": game.tacocat,
+             "hand_size": len(hands[0]), "hands": (game.hands[0], game.hands[1]),
+             "draw_pile": tuple(draw_pile)}
+        )
+        arrows = ruleset.arrows_at(game.tacocat)
+        game._simultaneous = len(arrows) == 2
+        if phase is DecisionKind.REPLACE:
+            game.pending = _BOTH if game._simultaneous else _ONLY[next(iter(arrows))]
+        elif phase is DecisionKind.DUEL:
+            game._start_duel()
+        else:
+            game._start_attack(attacker)
+        return game
 
     # -- queries ------------------------------------------------------------------------------
     @property
@@ -137,18 +191,19 @@ class Game:
             self._refuse(seat, action, kind)
         _HANDLERS[type(action)](self, seat, action)
 
-    def forfeit(self, seat: Seat, termination: Termination, detail: str = "") -> None:
-        """End the game with ``seat`` losing by a referee-imposed ``termination``."""
+    def forfeit(self, seat: Seat | None, termination: Termination, detail: str = "") -> None:
+        """End the game with ``seat`` losing by a referee-imposed ``termination``; ``None``
+        means both seats failed at once, and nobody wins."""
         if self.outcome is not None:
             raise InvalidActionError("W1", "the game is already over")
         if not termination.is_forfeit:
             raise ValueError(f"{termination} is not a forfeit")
-        self.actions.append((seat, Forfeit(termination, detail)))
+        self.actions.append((seat, Forfeit(termination, detail)))  # type: ignore[arg-type]
         self._log(
             {"type": "forfeit", "round": self.round, "seat": seat,
              "reason": termination.value, "detail": detail}
         )
-        self._finish(Outcome(termination, 1 - seat))
+        self._finish(Outcome(termination, None if seat is None else 1 - seat))
 
     def _refuse(self, seat: Seat, action: Action, kind: DecisionKind | None) -> None:
         if kind is None:
@@ -327,9 +382,9 @@ class Game:
             arrows = self.ruleset.arrows_at(self.tacocat)
             if len(arrows) == 1:
                 winner = next(iter(arrows))
-        self._end_round(winner)
+        self._end_round(winner, (card0, card1))
 
-    def _end_round(self, winner: Seat | None) -> None:
+    def _end_round(self, winner: Seat | None, showdown: tuple[Card, Card]) -> None:
         start = self.tacocat
         covered: int | None = None
         if winner is not None:
@@ -341,7 +396,9 @@ class Game:
             while 1 <= position <= last and self.covered[position]:
                 position += step  # M3: skip covered spaces
             self.tacocat = position
-        self.round_results += ((self.round, winner),)
+        self.round_results += (
+            RoundResult(self.round, winner, showdown, start, self.tacocat, covered),
+        )
         self._log(
             {"type": "round_end", "round": self.round, "winner": winner,
              "tacocat_from": start, "tacocat_to": self.tacocat, "covered": covered}

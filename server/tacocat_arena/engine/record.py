@@ -33,7 +33,7 @@ class RecordError(ValueError):
     """A record is malformed, or does not replay to its own events."""
 
 
-def action_to_json(seat: Seat, action: Action | Forfeit) -> dict[str, Any]:
+def action_to_json(seat: Seat | None, action: Action | Forfeit) -> dict[str, Any]:
     """One applied action as a JSON object: ``{"seat": 0, "<kind>": ...}``."""
     if isinstance(action, Replace):
         return {"seat": seat, "replace": list(action.cards)}
@@ -46,10 +46,10 @@ def action_to_json(seat: Seat, action: Action | Forfeit) -> dict[str, Any]:
     return {"seat": seat, "forfeit": action.termination.value, "detail": action.detail}
 
 
-def action_from_json(data: Mapping[str, Any]) -> tuple[Seat, Action | Forfeit]:
+def action_from_json(data: Mapping[str, Any]) -> tuple[Any, Action | Forfeit]:
     """Inverse of ``action_to_json``; raises RecordError on a malformed entry."""
     try:
-        seat = int(data["seat"])
+        seat = None if data["seat"] is None else int(data["seat"])
         if "replace" in data:
             return seat, Replace(tuple(int(c) for c in data["replace"]))
         if "duel" in data:

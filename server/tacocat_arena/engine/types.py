@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import Final, NamedTuple, TypeAlias
 
 Seat: TypeAlias = int
 Card: TypeAlias = int
@@ -124,3 +124,14 @@ class Forfeit:
 
     def __str__(self) -> str:
         return f"forfeit ({self.termination.value})"
+
+
+class RoundResult(NamedTuple):
+    """A finished round, as everyone may know it (P9, P10, M1-M3)."""
+
+    round: int
+    winner: Seat | None  # None: a tie (P10)
+    showdown: tuple[Card, Card]  # the last cards, index = seat
+    tacocat_from: int
+    tacocat_to: int
+    covered: int | None  # the space covered (M2), None on a tie

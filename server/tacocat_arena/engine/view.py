@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from tacocat_arena.engine import legal
 from tacocat_arena.engine.game import Event, Game
 from tacocat_arena.engine.ruleset import Ruleset
-from tacocat_arena.engine.types import Card, DecisionKind, Seat
+from tacocat_arena.engine.types import Card, DecisionKind, RoundResult, Seat
 
 
 class LegalOptions(NamedTuple):
@@ -54,7 +54,7 @@ class SeatView(NamedTuple):
     ruleset: Ruleset
     discards: tuple[Card, ...]
     round_log: tuple[Event, ...]
-    past_rounds: tuple[tuple[int, Seat | None], ...]
+    past_rounds: tuple[RoundResult, ...]
     attacker: Seat | None
     current_attack: tuple[Card, ...]
     max_replace: int
@@ -128,9 +128,13 @@ _new = tuple.__new__
 
 
 def public_event(event: Event, seat: Seat) -> Event:
-    """The part of a full-log ``event`` that ``seat`` may know (I1, never I2)."""
+    """The part of a full-log ``event`` that ``seat`` may know (I1, never I2).
+
+    Idempotent: an event already in public form (as a bot's SDK rebuilds it from the wire)
+    comes back unchanged.
+    """
     kind = event["type"]
-    if kind == "deal":
+    if kind == "deal" and "hands" in event:
         return {
             "type": "deal", "round": event["round"], "position": event["position"],
             "hand_size": event["hand_size"], "hand": event["hands"][seat],
@@ -140,7 +144,7 @@ def public_event(event: Event, seat: Seat) -> Event:
             "type": "replace", "round": event["round"], "seat": event["seat"],
             "discarded": event["discarded"],
         }
-        if event["seat"] == seat:
+        if event["seat"] == seat and "drawn" in event:
             shown["drawn"] = event["drawn"]
         return shown
     return event  # duel, attack, defend, showdown, round_end, forfeit, game_end: all public

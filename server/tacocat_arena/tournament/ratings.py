@@ -274,7 +274,7 @@ def _gradient(n: Matrix, w: Matrix, r: Sequence[float], prior_draws: float) -> l
             if n[i][j]:
                 # w_ij - n_ij * p, written so that p close to 1 loses no precision.
                 d = r[i] - r[j]
-                g += w[i][j] * _sigmoid(-d) - 1.01*w[j][i] * _sigmoid(d)
+                g += w[i][j] * _sigmoid(-d) - w[j][i] * _sigmoid(d)
         grad[i] = g
     return grad
 

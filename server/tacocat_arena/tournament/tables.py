@@ -230,9 +230,7 @@ def compute_standings(
                 elo=rating.elo,
                 elo_err=rating.err if rating.is_rated else None,
                 forfeits=forfeits[bot],
-                mean_decision_ms=(
-                    thinking_ms[bot] / decisions[bot] if decisions[bot] else None
-                ),
+                mean_decision_ms=(thinking_ms[bot] / decisions[bot] if decisions[bot] else None),
             )
         )
     return rows
@@ -255,9 +253,7 @@ def compute_crosstable(
             opponent = result.seats[1 - seat]
             column = 2 if result.winner is None else (0 if result.winner == seat else 1)
             tally[bot, opponent][column] += 1
-    return {
-        a: {b: CrossCell(*tally[a, b]) for b in names if b != a} for a in names
-    }
+    return {a: {b: CrossCell(*tally[a, b]) for b in names if b != a} for a in names}
 
 
 def write_standings_csv(path: PathLike, rows: Sequence[StandingsRow]) -> None:
@@ -314,16 +310,15 @@ def write_results_json(
 
     Layout: ``{"metadata": {...}, "standings": [row...], "crosstable": {"bots":
     [...], "cells": {row: {col: {wins, losses, draws, games, points, record}}}}}``.
-    Missing values are ``null`` (never NaN/Infinity, which are not JSON).
+    Missing values are ``null`` (never NaN/Infinity, which are not JSON);
+    metadata values that JSON cannot hold (paths, dates) are written with ``str``.
     """
     document = {
         "metadata": dict(metadata),
         "standings": [standings_row_dict(row) for row in rows],
         "crosstable": {
             "bots": list(bots),
-            "cells": {
-                a: {b: _cell_dict(cross[a][b]) for b in bots if b != a} for a in bots
-            },
+            "cells": {a: {b: _cell_dict(cross[a][b]) for b in bots if b != a} for a in bots},
         },
     }
     text = json.dumps(document, indent=2, allow_nan=False, default=str)
@@ -359,9 +354,11 @@ def write_report_md(
 ) -> None:
     """Write a human-readable Markdown report.
 
-    The crosstable follows the standings order and labels its columns by rank
-    number, which keeps it narrow with long bot names. ``ratings_doc`` is the
-    link target for the rating method, relative to where the report is read.
+    The crosstable follows the standings order and labels its columns by row
+    number, which keeps it narrow with long bot names. Pass the ``prior_draws``
+    that the standings were computed with, so the method note is accurate.
+    ``ratings_doc`` is the link target for the rating method, relative to where
+    the report is read.
     """
     lines = [f"# {_md(title)}", ""]
     if metadata:
@@ -401,16 +398,21 @@ def write_report_md(
         ],
     )
 
+    prior = (
+        "no prior (plain maximum likelihood)"
+        if prior_draws == 0
+        else f"a prior of {prior_draws:g} virtual draw(s) per bot against a 0-rated opponent"
+    )
     lines += [
         "",
         "## Rating method",
         "",
         (
             "Elo is a maximum-likelihood Bradley-Terry fit over all games, seat-agnostic, "
-            f"with draws counted as half a win for each side and {prior_draws:g} virtual "
-            "draw(s) per bot against a 0-rated opponent as a prior. Ratings are shifted so "
-            "their mean is 0; ± is the 95% interval (1.96 standard errors from the Fisher "
-            f"information). Details: [{ratings_doc}]({ratings_doc})."
+            f"with draws counted as half a win for each side and {prior}. Ratings are "
+            "anchored so that their mean is 0; ± is the 95% interval of each rating "
+            "(1.96 standard errors from the Fisher information). "
+            f"Details: [{ratings_doc}]({ratings_doc})."
         ),
         "",
     ]

@@ -1,0 +1,159 @@
+"""Connecting a bot to a referee: the stream, the handshake and concurrent games, hidden.
+
+``run`` opens one gRPC stream, says Hello, then answers every DecisionRequest by calling the
+bot.  Decisions are made one at a time in arrival order, on the calling thread, so bot code
+needs no locking even when the referee runs many games at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import sys
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import grpc
+
+from tacocat.v1 import arena_pb2 as pb
+from tacocat.v1 import arena_pb2_grpc
+from tacocat_arena.engine import Ruleset
+from tacocat_arena.wire import (
+    KIND_FROM_PB,
+    PROTOCOL_VERSION,
+    action_to_pb,
+    default_action,
+    ruleset_from_pb,
+    view_from_pb,
+)
+from tacocat_bot.bot import Bot
+
+log = logging.getLogger("tacocat_bot")
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+_RESULTS = {pb.GAME_RESULT_WIN: "win", pb.GAME_RESULT_LOSS: "loss", pb.GAME_RESULT_DRAW: "draw"}
+
+
+class SessionError(RuntimeError):
+    """The referee refused or ended the session abnormally; the message says why."""
+
+
+@dataclass
+class SessionSummary:
+    """What happened in one session, for the bot author's own logs."""
+
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _GameInfo:
+    ruleset: Ruleset
+    seat: int
+
+
+def run(
+    bot: Bot,
+    address: str | None = None,
+    token: str | None = None,
+    name: str | None = None,
+    *,
+    max_concurrent_games: int = 0,
+) -> SessionSummary:
+    """Connect ``bot`` to a referee and play until the session ends.
+
+    Address, token and name default to TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and
+    TACOCAT_ARENA_BOT (then to 127.0.0.1:50051, no token and ``bot.name``).  An exception in
+    a decision method is printed and the SDK plays a default legal action instead, so one bug
+    does not lose every game; fix what it prints.
+    """
+    address = address or os.environ.get("TACOCAT_ARENA_ADDRESS") or DEFAULT_ADDRESS
+    token = token if token is not None else os.environ.get("TACOCAT_ARENA_TOKEN", "")
+    name = name or os.environ.get("TACOCAT_ARENA_BOT") or bot.name
+    outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+    outbox.put(
+        pb.BotMessage(
+            hello=pb.Hello(
+                protocol_version=PROTOCOL_VERSION, bot_name=name, token=token,
+                client_info=f"tacocat_bot (python {sys.version.split()[0]})",
+                max_concurrent_games=max_concurrent_games,
+            )
+        )
+    )
+
+    def requests() -> Iterator[pb.BotMessage]:
+        while (message := outbox.get()) is not None:
+            yield message
+
+    summary = SessionSummary()
+    games: dict[str, _GameInfo] = {}
+    with grpc.insecure_channel(address) as channel:
+        stream = arena_pb2_grpc.ArenaStub(channel).Play(requests(), wait_for_ready=True)
+        try:
+            for message in stream:
+                case = message.WhichOneof("message")
+                if case == "decision_request":
+                    outbox.put(_decide(bot, message.decision_request, games))
+                elif case == "game_start":
+                    start = message.game_start
+                    games[start.game_id] = _GameInfo(ruleset_from_pb(start.ruleset), start.seat)
+                    bot.on_game_start(start.game_id, start.seat, start.opponent_name)
+                elif case == "game_end":
+                    _end_game(bot, message.game_end, games, summary)
+                elif case == "error":
+                    error = message.error
+                    text = f"referee error ({pb.ErrorCode.Name(error.code)}) in game " \
+                           f"{error.game_id or '-'}: {error.message}"
+                    summary.errors.append(text)
+                    log.warning("%s", text)
+                elif case == "session_end":
+                    log.info("session ended: %s", message.session_end.message)
+                    break
+        except grpc.RpcError as error:
+            status = error.code() if hasattr(error, "code") else None
+            details = error.details() if hasattr(error, "details") else str(error)
+            if status is grpc.StatusCode.CANCELLED:
+                return summary
+            raise SessionError(
+                f"session with {address} failed: {getattr(status, 'name', status)}: {details}"
+            ) from None
+        finally:
+            outbox.put(None)
+    return summary
+
+
+def _decide(bot: Bot, request: pb.DecisionRequest, games: dict[str, _GameInfo]) -> pb.BotMessage:
+    info = games[request.game_id]
+    kind = KIND_FROM_PB[request.kind]
+    max_replace = request.legal.replace.max_discard if request.legal.HasField("replace") else 0
+    view = view_from_pb(request.view, info.ruleset, kind, max_replace)
+    try:
+        action = bot.act(view)
+    except Exception:
+        traceback.print_exc()
+        action = default_action(view)
+        print(
+            f"tacocat_bot: {type(bot).__name__}.{kind.value}() raised; played {action} instead",
+            file=sys.stderr,
+        )
+    return pb.BotMessage(action=action_to_pb(request.game_id, request.request_id, action))
+
+
+def _end_game(
+    bot: Bot, end: pb.GameEnd, games: dict[str, _GameInfo], summary: SessionSummary
+) -> None:
+    games.pop(end.game_id, None)
+    result = _RESULTS.get(end.result, "no contest")
+    summary.games += 1
+    if result == "win":
+        summary.wins += 1
+    elif result == "loss":
+        summary.losses += 1
+    elif result == "draw":
+        summary.draws += 1
+    reason = pb.EndReason.Name(end.reason).removeprefix("END_REASON_").lower()
+    bot.on_game_end(end.game_id, result, reason)

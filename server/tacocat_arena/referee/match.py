@@ -1,0 +1,258 @@
+"""Refereeing one game between two bot sessions: the engine wrapped in clocks and policy.
+
+The engine decides what is legal; this module decides what happens around it: who is asked
+what and when, how long they may take, and what a timeout, an illegal or malformed answer or
+a disconnect costs (RULES-SPEC says nothing of these: they are referee policy, in the manner
+of PettingZoo's wrappers).  Simultaneous decisions are asked of both seats at once and applied
+only when both answers are in, so no bot can learn the other's choice first (D1, R3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tacocat.v1 import arena_pb2 as pb
+from tacocat_arena.engine import (
+    Action,
+    ActionError,
+    DecisionKind,
+    Game,
+    Outcome,
+    Ruleset,
+    Seat,
+    Termination,
+    build_view,
+    to_record,
+)
+from tacocat_arena.referee.session import BotSession, SessionClosed
+from tacocat_arena.referee.settings import FailurePolicy, RefereeSettings
+from tacocat_arena.wire import (
+    KIND_TO_PB,
+    TERMINATION_TO_PB,
+    MalformedAction,
+    ViewEncoder,
+    action_from_pb,
+    board_to_pb,
+    default_action,
+    legal_to_pb,
+    round_result_to_pb,
+    ruleset_to_pb,
+)
+
+_FAILURE_POLICY_PB = {
+    FailurePolicy.FORFEIT: pb.FAILURE_POLICY_FORFEIT,
+    FailurePolicy.DEFAULT_ACTION: pb.FAILURE_POLICY_DEFAULT_ACTION,
+}
+
+
+@dataclass
+class GameReport:
+    """What the tournament stores about a finished game."""
+
+    game_id: str
+    seats: tuple[str, str]
+    seed: int
+    outcome: Outcome
+    detail: str
+    rounds: int
+    decisions: list[int] = field(default_factory=lambda: [0, 0])
+    think_ms: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def forfeit_by(self) -> Seat | None:
+        """The seat that forfeited, if the game ended by forfeit with a winner."""
+        if self.outcome.termination.is_forfeit and self.outcome.winner is not None:
+            return 1 - self.outcome.winner
+        return None
+
+
+@dataclass
+class _Failure:
+    """Why a seat's decision produced no legal action."""
+
+    termination: Termination
+    code: int  # pb.ErrorCode
+    message: str
+    rule: str = ""
+
+
+class _Seat:
+    """The referee's side of one seat: session, clock and view encoder."""
+
+    def __init__(self, seat: Seat, session: BotSession, game_id: str, bank_ms: int) -> None:
+        self.seat = seat
+        self.session = session
+        self.game_id = game_id
+        self.bank_ms = float(bank_ms)
+        self.encoder = ViewEncoder(seat)
+        self.decisions = 0
+        self.think_ms = 0.0
+
+
+async def play_game(
+    game_id: str,
+    sessions: tuple[BotSession, BotSession],
+    *,
+    seed: int,
+    ruleset: Ruleset,
+    settings: RefereeSettings,
+    match_info: str = "",
+) -> GameReport:
+    """Referee one whole game and return its report; never raises for anything a bot does."""
+    clock = settings.clock
+    game = Game(ruleset, seed)
+    same_session = sessions[0] is sessions[1]
+    seats = [
+        _Seat(s, sessions[s], f"{game_id}/{s}" if same_session else game_id, clock.bank_ms)
+        for s in (0, 1)
+    ]
+    names = (sessions[0].name, sessions[1].name)
+    for seat in seats:
+        seat.session.send(
+            pb.RefereeMessage(
+                game_start=pb.GameStart(
+                    game_id=seat.game_id, seat=seat.seat, opponent_name=names[1 - seat.seat],
+                    ruleset=ruleset_to_pb(ruleset), decision_timeout_ms=clock.decision_ms,
+                    time_bank_ms=clock.bank_ms,
+                    failure_policy=_FAILURE_POLICY_PB[settings.failure_policy],
+                    match_info=match_info,
+                )
+            )
+        )
+    detail = ""
+    while game.outcome is None:
+        pending = sorted(game.pending)
+        simultaneous = len(pending) == 2
+        if simultaneous:
+            answers = await asyncio.gather(
+                *(_decide(game, seats[s], settings, True) for s in pending)
+            )
+        else:
+            answers = [await _decide(game, seats[pending[0]], settings, False)]
+        failures = [(s, a) for s, a in zip(pending, answers) if isinstance(a, _Failure)]
+        if len(failures) == 2 and settings.failure_policy is FailurePolicy.FORFEIT:
+            first = failures[0][1]
+            detail = f"both seats failed: {first.message}; {failures[1][1].message}"
+            game.forfeit(None, first.termination, detail)
+            break
+        for seat_index, answer in zip(pending, answers):
+            seat = seats[seat_index]
+            if not isinstance(answer, _Failure):
+                try:
+                    game.apply(seat_index, answer)
+                    continue
+                except ActionError as error:
+                    answer = _Failure(
+                        Termination.FORFEIT_ILLEGAL, pb.ERROR_CODE_ILLEGAL_ACTION,
+                        str(error), error.rule,
+                    )
+            forfeits = (
+                settings.failure_policy is FailurePolicy.FORFEIT
+                or answer.termination is Termination.FORFEIT_DISCONNECT
+            )
+            seat.session.send(
+                pb.RefereeMessage(
+                    error=pb.Error(
+                        game_id=seat.game_id, code=answer.code, rule_id=answer.rule,
+                        message=answer.message,
+                        outcome=pb.ERROR_OUTCOME_FORFEIT if forfeits
+                        else pb.ERROR_OUTCOME_DEFAULT_ACTION,
+                    )
+                )
+            )
+            if forfeits:
+                detail = f"{names[seat_index]} (seat {seat_index}): {answer.message}"
+                game.forfeit(seat_index, answer.termination, detail)
+                break
+            game.apply(seat_index, default_action(build_view(game, seat_index)))
+        if game.outcome is not None:
+            break
+    outcome = game.outcome
+    assert outcome is not None  # the loop only ends with an outcome
+    _send_game_end(game, seats, outcome, detail)
+    return GameReport(
+        game_id=game_id, seats=names, seed=seed, outcome=outcome, detail=detail,
+        rounds=game.round, decisions=[s.decisions for s in seats],
+        think_ms=[s.think_ms for s in seats], record=to_record(game),
+    )
+
+
+async def _decide(
+    game: Game, seat: _Seat, settings: RefereeSettings, simultaneous: bool
+) -> Action | _Failure:
+    """Ask one seat for its pending decision; return the action (not yet validated by the
+    engine) or the failure that stands in for it."""
+    view = build_view(game, seat.seat)
+    kind = view.kind
+    assert kind is not None  # only pending seats are asked
+    clock = settings.clock
+    allowance_ms = clock.decision_ms
+    limit_ms = None if allowance_ms == 0 else allowance_ms + seat.bank_ms
+    session = seat.session
+    try:
+        request_id, future = session.open_request(seat.game_id)
+    except SessionClosed as error:
+        return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
+    second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
+    session.send(
+        pb.RefereeMessage(
+            decision_request=pb.DecisionRequest(
+                game_id=seat.game_id, request_id=request_id, kind=KIND_TO_PB[kind],
+                view=seat.encoder.encode(view),
+                legal=legal_to_pb(view, simultaneous=simultaneous, second=second),
+                time_left_ms=allowance_ms, time_bank_left_ms=int(seat.bank_ms),
+            )
+        )
+    )
+    started = time.monotonic()
+    try:
+        timeout = None if limit_ms is None else (limit_ms + clock.grace_ms) / 1000
+        reply = await asyncio.wait_for(future, timeout)
+    except TimeoutError:
+        session.close_request(request_id, "timed out")
+        elapsed_ms = (time.monotonic() - started) * 1000
+        seat.think_ms += elapsed_ms
+        seat.bank_ms = 0.0
+        return _Failure(
+            Termination.FORFEIT_TIMEOUT, pb.ERROR_CODE_TIMEOUT,
+            f"no answer to request {request_id} ({kind.value}) within {allowance_ms} ms"
+            + (f" plus a {clock.bank_ms} ms bank" if clock.bank_ms else "")
+            + f" (waited {elapsed_ms:.0f} ms)",
+        )
+    except SessionClosed as error:
+        return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
+    elapsed_ms = (time.monotonic() - started) * 1000
+    seat.decisions += 1
+    seat.think_ms += elapsed_ms
+    if allowance_ms and elapsed_ms > allowance_ms:
+        seat.bank_ms = max(0.0, seat.bank_ms - (elapsed_ms - allowance_ms))
+    try:
+        return action_from_pb(reply, kind)
+    except MalformedAction as error:
+        return _Failure(Termination.FORFEIT_ILLEGAL, pb.ERROR_CODE_MALFORMED, str(error))
+
+
+def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detail: str) -> None:
+    board = board_to_pb(game.ruleset, game.tacocat, game.covered)
+    past = [round_result_to_pb(r) for r in game.round_results]
+    for seat in seats:
+        if outcome.winner is None:
+            result = pb.GAME_RESULT_DRAW
+        else:
+            result = pb.GAME_RESULT_WIN if outcome.winner == seat.seat else pb.GAME_RESULT_LOSS
+        seat.session.end_game(seat.game_id)
+        last_round = seat.encoder.events(build_view(game, seat.seat))
+        seat.session.send(
+            pb.RefereeMessage(
+                game_end=pb.GameEnd(
+                    game_id=seat.game_id, result=result, winner_seat=outcome.winner,
+                    reason=TERMINATION_TO_PB[outcome.termination], detail=detail,
+                    rounds=game.round, board=board, last_round_events=last_round,
+                    past_rounds=past, seat=seat.seat,
+                )
+            )
+        )

@@ -1,0 +1,242 @@
+"""The gRPC referee: a thin servicer over ``Referee``, and a server factory.
+
+``Referee`` owns identities (name -> secret token) and live sessions; the tournament asks it
+for a bot's session and to play games.  ``ArenaServicer`` only translates the stream: the
+handshake, then every incoming Action goes to ``BotSession.deliver`` and every queued
+outgoing message is written.  ``start_server`` binds a port (0 picks a free one, as tests do)
+with health checking and server reflection on, so generic gRPC tools can talk to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import AsyncIterator, Mapping
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from tacocat.v1 import arena_pb2 as pb
+from tacocat.v1 import arena_pb2_grpc
+from tacocat_arena import __version__
+from tacocat_arena.engine import Ruleset
+from tacocat_arena.referee.match import GameReport, play_game
+from tacocat_arena.referee.session import BotSession
+from tacocat_arena.referee.settings import RefereeSettings
+from tacocat_arena.wire import PROTOCOL_VERSION
+
+log = logging.getLogger(__name__)
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Arena"].full_name
+
+
+class Referee:
+    """Identities, sessions and games.  ``tokens`` maps bot name -> secret; ``None`` turns
+    authentication off (any name may connect: for local experiments only)."""
+
+    def __init__(self, tokens: Mapping[str, str] | None, settings: RefereeSettings) -> None:
+        self.tokens = dict(tokens) if tokens is not None else None
+        self.settings = settings
+        self.sessions: dict[str, BotSession] = {}
+        self._changed = asyncio.Condition()
+
+    def authenticate(self, name: str, token: str) -> bool:
+        """True if ``token`` is ``name``'s secret (constant-time comparison)."""
+        if self.tokens is None:
+            return True
+        expected = self.tokens.get(name)
+        return expected is not None and hmac.compare_digest(expected.encode(), token.encode())
+
+    async def register(self, session: BotSession) -> None:
+        """Make ``session`` the live session of its bot."""
+        async with self._changed:
+            self.sessions[session.name] = session
+            self._changed.notify_all()
+
+    async def unregister(self, session: BotSession) -> None:
+        """Forget ``session`` (if it is still the live one) and fail its open requests."""
+        session.close()
+        async with self._changed:
+            if self.sessions.get(session.name) is session:
+                del self.sessions[session.name]
+            self._changed.notify_all()
+
+    def live_session(self, name: str) -> BotSession | None:
+        """The bot's open session, if it is connected."""
+        session = self.sessions.get(name)
+        return session if session is not None and session.is_open else None
+
+    async def wait_for_session(self, name: str, timeout: float) -> BotSession:
+        """Wait until bot ``name`` is connected; TimeoutError after ``timeout`` seconds."""
+        async def connected() -> BotSession:
+            async with self._changed:
+                while (session := self.live_session(name)) is None:
+                    await self._changed.wait()
+                return session
+
+        return await asyncio.wait_for(connected(), timeout)
+
+    async def play(
+        self, game_id: str, names: tuple[str, str], *, seed: int, ruleset: Ruleset,
+        match_info: str = "",
+    ) -> GameReport:
+        """Referee one game between two connected bots (see ``match.play_game``)."""
+        sessions = []
+        for name in names:
+            session = self.live_session(name)
+            if session is None:
+                raise LookupError(f"bot {name!r} is not connected")
+            sessions.append(session)
+        return await play_game(
+            game_id, (sessions[0], sessions[1]), seed=seed, ruleset=ruleset,
+            settings=self.settings, match_info=match_info,
+        )
+
+    async def end_all_sessions(self, message: str) -> None:
+        """Say SessionEnd to every bot and close their streams."""
+        for session in list(self.sessions.values()):
+            session.send(
+                pb.RefereeMessage(
+                    session_end=pb.SessionEnd(
+                        reason=pb.SESSION_END_REASON_TOURNAMENT_OVER, message=message
+                    )
+                )
+            )
+            session.outbox.put_nowait(None)
+
+
+class ArenaServicer(arena_pb2_grpc.ArenaServicer):
+    """Translates one bot stream to and from a ``BotSession``."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def Play(  # noqa: N802 (the gRPC method name)
+        self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.RefereeMessage]:
+        """A bot session: handshake, then route Actions in and messages out."""
+        referee = self.referee
+        settings = referee.settings
+        try:
+            hello_message = await asyncio.wait_for(
+                anext(request_iterator), settings.handshake_timeout_s
+            )
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no Hello within {settings.handshake_timeout_s:g} s of opening the stream",
+            )
+        except StopAsyncIteration:
+            return
+        if hello_message.WhichOneof("message") != "hello":
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the first message must be BotMessage.hello"
+            )
+        hello = hello_message.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol_version {hello.protocol_version} is not supported; this referee "
+                f"speaks version {PROTOCOL_VERSION}",
+            )
+        name = hello.bot_name.strip()
+        if not name or len(name) > 64 or not name.isprintable():
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "bot_name must be 1-64 printable characters",
+            )
+        token = hello.token or _bearer_token(context)
+        if not referee.authenticate(name, token):
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"unknown bot {name!r} or wrong token: check TACOCAT_ARENA_BOT and "
+                "TACOCAT_ARENA_TOKEN",
+            )
+        if referee.live_session(name) is not None:
+            await context.abort(
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"bot {name!r} already has a live session; close it first",
+            )
+        limit = settings.max_concurrent_games
+        if hello.max_concurrent_games:
+            limit = min(limit, hello.max_concurrent_games)
+        session = BotSession(name=name, max_concurrent_games=limit)
+        await referee.register(session)
+        log.info("bot %s connected (session %s, %s)", name, session.session_id, hello.client_info)
+        reader = asyncio.create_task(self._read(request_iterator, session))
+        try:
+            yield pb.RefereeMessage(
+                welcome=pb.Welcome(
+                    protocol_version=PROTOCOL_VERSION, session_id=session.session_id,
+                    server_info=f"tacocat-arena/{__version__}",
+                    decision_timeout_ms=settings.clock.decision_ms,
+                    time_bank_ms=settings.clock.bank_ms, max_concurrent_games=limit,
+                    bot_name=name,
+                )
+            )
+            while (message := await session.outbox.get()) is not None:
+                yield message
+        finally:
+            reader.cancel()
+            await referee.unregister(session)
+            log.info("bot %s disconnected (session %s)", name, session.session_id)
+
+    async def _read(self, requests: AsyncIterator[pb.BotMessage], session: BotSession) -> None:
+        try:
+            async for message in requests:
+                case = message.WhichOneof("message")
+                if case == "action":
+                    session.deliver(message.action)
+                else:
+                    code = pb.ERROR_CODE_UNEXPECTED_MESSAGE if case else pb.ERROR_CODE_MALFORMED
+                    session.send(
+                        pb.RefereeMessage(
+                            error=pb.Error(
+                                code=code, outcome=pb.ERROR_OUTCOME_IGNORED,
+                                message=f"expected an Action, got {case or 'an empty message'}",
+                            )
+                        )
+                    )
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        except Exception:  # a broken stream must never take the referee down
+            log.exception("reading from bot %s failed", session.name)
+        finally:
+            await self.referee.unregister(session)
+
+
+def _bearer_token(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer ") :]
+    return ""
+
+
+async def start_server(
+    referee: Referee, host: str = "127.0.0.1", port: int = 0
+) -> tuple[grpc.aio.Server, int]:
+    """Start a referee server on ``host:port`` (0 = any free port); return it and its port."""
+    max_bytes = referee.settings.max_message_bytes
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", max_bytes),
+            ("grpc.keepalive_time_ms", 20_000),
+            ("grpc.keepalive_timeout_ms", 10_000),
+            ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+            ("grpc.keepalive_permit_without_calls", 1),
+        ]
+    )
+    arena_pb2_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise OSError(f"cannot listen on {host}:{port}: the address is in use or not local")
+    await server.start()
+    for service in ("", SERVICE_NAME):
+        await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
+    return server, bound

@@ -1,0 +1,387 @@
+"""The protocol's mapping of engine values: views, events, rulesets and actions <-> protobuf.
+
+Both ends use it: the referee turns a ``SeatView`` into a ``DecisionRequest`` and a bot's
+``Action`` into an engine action; the Python SDK does the reverse.  Keeping both directions
+side by side is what keeps them each other's inverse.  What a seat may see is decided once,
+in ``tacocat_arena.engine.view``; this module only maps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from tacocat.v1 import arena_pb2 as pb
+from tacocat_arena.engine import (
+    Action,
+    Attack,
+    Card,
+    DecisionKind,
+    Defend,
+    Duel,
+    Event,
+    Replace,
+    RoundResult,
+    Ruleset,
+    SeatView,
+    Termination,
+    TieRule,
+    public_event,
+)
+from tacocat_arena.engine.legal import defence_options, legal_attacks
+
+PROTOCOL_VERSION = 1
+
+KIND_TO_PB = {
+    DecisionKind.REPLACE: pb.DECISION_KIND_REPLACE,
+    DecisionKind.DUEL: pb.DECISION_KIND_DUEL,
+    DecisionKind.ATTACK: pb.DECISION_KIND_ATTACK,
+    DecisionKind.DEFEND: pb.DECISION_KIND_DEFEND,
+}
+KIND_FROM_PB = {value: key for key, value in KIND_TO_PB.items()}
+_ACTION_CASE = {
+    DecisionKind.REPLACE: "replace",
+    DecisionKind.DUEL: "duel",
+    DecisionKind.ATTACK: "attack",
+    DecisionKind.DEFEND: "defend",
+}
+TIE_RULE_TO_PB = {TieRule.REPLAY_ROUND: pb.TIE_RULE_REPLAY_ROUND, TieRule.ARROW: pb.TIE_RULE_ARROW}
+TERMINATION_TO_PB = {
+    Termination.GOAL: pb.END_REASON_GOAL,
+    Termination.ROUND_CAP: pb.END_REASON_ROUND_CAP,
+    Termination.FORFEIT_TIMEOUT: pb.END_REASON_TIMEOUT,
+    Termination.FORFEIT_ILLEGAL: pb.END_REASON_ILLEGAL_ACTION,
+    Termination.FORFEIT_DISCONNECT: pb.END_REASON_DISCONNECT,
+    Termination.FORFEIT_CRASH: pb.END_REASON_CRASH,
+}
+TERMINATION_FROM_PB = {value: key for key, value in TERMINATION_TO_PB.items()}
+
+#: Largest card value accepted from the wire; anything above cannot be in any sane deck.
+MAX_WIRE_CARD = 1_000_000
+#: Most cards accepted in one action from the wire (a hand is far smaller).
+MAX_WIRE_CARDS = 64
+
+
+class MalformedAction(ValueError):
+    """An Action that cannot be read as an answer to the pending decision."""
+
+
+# -- rulesets -----------------------------------------------------------------------------------
+def ruleset_to_pb(ruleset: Ruleset) -> pb.Ruleset:
+    """The ruleset as sent in GameStart."""
+    return pb.Ruleset(
+        deck=[pb.CardCount(value=v, count=c) for v, c in sorted(ruleset.deck.items())],
+        hand_sizes=ruleset.hand_sizes,
+        arrows=[pb.SpaceArrows(seats=sorted(a)) for a in ruleset.arrows],
+        tie_rule=TIE_RULE_TO_PB[ruleset.tie_rule],
+        max_rounds=ruleset.max_rounds,
+    )
+
+
+def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
+    """Inverse of ``ruleset_to_pb``."""
+    tie_rule = TieRule.ARROW if message.tie_rule == pb.TIE_RULE_ARROW else TieRule.REPLAY_ROUND
+    return Ruleset(
+        deck={c.value: c.count for c in message.deck},
+        hand_sizes=tuple(message.hand_sizes),
+        arrows=tuple(frozenset(a.seats) for a in message.arrows),
+        tie_rule=tie_rule,
+        max_rounds=message.max_rounds,
+    )
+
+
+# -- events ---------------------------------------------------------------------------------------
+def event_to_pb(event: Event) -> pb.PublicEvent | None:
+    """One public event (``public_event`` form) as a PublicEvent; None for events the wire
+    reports elsewhere (forfeit and game_end travel in GameEnd)."""
+    kind = event["type"]
+    if kind == "deal":
+        return pb.PublicEvent(
+            deal=pb.Deal(round=event["round"], space=event["position"], hand_size=event["hand_size"])
+        )
+    if kind == "replace":
+        cards = sorted(event["discarded"])
+        return pb.PublicEvent(
+            replaced=pb.Replaced(seat=event["seat"], cards=cards, count=len(cards))
+        )
+    if kind == "duel":
+        return pb.PublicEvent(
+            duel_revealed=pb.DuelRevealed(
+                cards=event["cards"], tie=event["winner"] is None, winner_seat=event["winner"]
+            )
+        )
+    if kind == "attack":
+        return pb.PublicEvent(attacked=pb.Attacked(seat=event["seat"], cards=event["cards"]))
+    if kind == "defend":
+        sacrificed = iter(event["sacrificed"])
+        answers = [
+            pb.DefenceAnswer(attack_card=attack_card, sacrificed=True, card=next(sacrificed))
+            if answer is None
+            else pb.DefenceAnswer(attack_card=attack_card, card=answer)
+            for attack_card, answer in zip(event["attack"], event["answers"])
+        ]
+        return pb.PublicEvent(
+            defended=pb.Defended(
+                seat=event["seat"], answers=answers, trick_winner=event["trick_winner"]
+            )
+        )
+    if kind == "showdown":
+        return pb.PublicEvent(
+            showdown=pb.Showdown(
+                cards=event["cards"], tie=event["winner"] is None, winner_seat=event["winner"]
+            )
+        )
+    if kind == "round_end":
+        return pb.PublicEvent(
+            round_ended=pb.RoundEnded(
+                round=event["round"], tie=event["winner"] is None, winner_seat=event["winner"],
+                tacocat_from=event["tacocat_from"], tacocat_to=event["tacocat_to"],
+                covered_space=event["covered"],
+            )
+        )
+    return None
+
+
+def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
+    """A PublicEvent in the engine's public-event form (see docs/game-record.md)."""
+    case = message.WhichOneof("event")
+    if case == "deal":
+        deal = message.deal
+        return {"type": "deal", "round": deal.round, "position": deal.space,
+                "hand_size": deal.hand_size}
+    if case == "replaced":
+        return {"type": "replace", "round": round_number, "seat": message.replaced.seat,
+                "discarded": tuple(message.replaced.cards)}
+    if case == "duel_revealed":
+        duel = message.duel_revealed
+        return {"type": "duel", "round": round_number, "cards": tuple(duel.cards),
+                "winner": duel.winner_seat if duel.HasField("winner_seat") else None}
+    if case == "attacked":
+        return {"type": "attack", "round": round_number, "seat": message.attacked.seat,
+                "cards": tuple(message.attacked.cards)}
+    if case == "defended":
+        defended = message.defended
+        return {
+            "type": "defend", "round": round_number, "seat": defended.seat,
+            "attack": tuple(a.attack_card for a in defended.answers),
+            "answers": tuple(None if a.sacrificed else a.card for a in defended.answers),
+            "sacrificed": tuple(a.card for a in defended.answers if a.sacrificed),
+            "trick_winner": defended.trick_winner,
+        }
+    if case == "showdown":
+        showdown = message.showdown
+        return {"type": "showdown", "round": round_number, "cards": tuple(showdown.cards),
+                "winner": showdown.winner_seat if showdown.HasField("winner_seat") else None}
+    if case == "round_ended":
+        ended = message.round_ended
+        return {
+            "type": "round_end", "round": ended.round,
+            "winner": ended.winner_seat if ended.HasField("winner_seat") else None,
+            "tacocat_from": ended.tacocat_from, "tacocat_to": ended.tacocat_to,
+            "covered": ended.covered_space if ended.HasField("covered_space") else None,
+        }
+    return None
+
+
+def round_result_to_pb(result: RoundResult) -> pb.RoundSummary:
+    """A finished round as a RoundSummary."""
+    return pb.RoundSummary(
+        round=result.round, tie=result.winner is None, winner_seat=result.winner,
+        showdown_cards=result.showdown, tacocat_from=result.tacocat_from,
+        tacocat_to=result.tacocat_to, covered_space=result.covered,
+    )
+
+
+def round_result_from_pb(message: pb.RoundSummary) -> RoundResult:
+    """Inverse of ``round_result_to_pb``."""
+    cards = tuple(message.showdown_cards)
+    return RoundResult(
+        message.round,
+        message.winner_seat if message.HasField("winner_seat") else None,
+        (cards[0], cards[1]) if len(cards) == 2 else (0, 0),
+        message.tacocat_from,
+        message.tacocat_to,
+        message.covered_space if message.HasField("covered_space") else None,
+    )
+
+
+# -- views --------------------------------------------------------------------------------------
+def board_to_pb(ruleset: Ruleset, tacocat: int, covered: Sequence[bool]) -> pb.Board:
+    """The board: Tacocat position, covered spaces 1..N, hand sizes and arrows."""
+    return pb.Board(
+        tacocat=tacocat,
+        covered=covered[1:-1],
+        hand_sizes=ruleset.hand_sizes,
+        arrows=[pb.SpaceArrows(seats=sorted(a)) for a in ruleset.arrows],
+    )
+
+
+class ViewEncoder:
+    """Builds the protobuf SeatView of one seat of one game, converting each public event
+    only once (a round's history is re-sent with every request)."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self._round = -1
+        self._events: list[pb.PublicEvent] = []
+        self._converted = 0
+
+    def events(self, view: SeatView) -> list[pb.PublicEvent]:
+        """This round's public events of ``view`` as protobuf messages."""
+        if view.round != self._round:
+            self._round, self._events, self._converted = view.round, [], 0
+        log = view.round_log
+        for event in log[self._converted :]:
+            message = event_to_pb(public_event(event, self.seat))
+            if message is not None:
+                self._events.append(message)
+        self._converted = len(log)
+        return self._events
+
+    def encode(self, view: SeatView) -> pb.SeatView:
+        """The whole view as a protobuf SeatView."""
+        return pb.SeatView(
+            seat=view.seat,
+            round=view.round,
+            hand=view.hand,
+            opponent_hand_size=view.opponent_hand_size,
+            draw_pile_size=view.draw_pile_size,
+            board=board_to_pb(view.ruleset, view.tacocat, view.covered),
+            discards=view.discards,
+            events=self.events(view),
+            past_rounds=[round_result_to_pb(r) for r in view.past_rounds],
+            attacker=view.attacker,
+            current_attack=view.current_attack,
+        )
+
+
+def legal_to_pb(view: SeatView, *, simultaneous: bool, second: bool) -> pb.LegalOptions:
+    """The legal options of ``view``'s pending decision."""
+    kind = view.kind
+    if kind is DecisionKind.DUEL:
+        return pb.LegalOptions(duel=pb.DuelOptions(values=sorted(set(view.hand))))
+    if kind is DecisionKind.ATTACK:
+        return pb.LegalOptions(
+            attack=pb.AttackOptions(attacks=[pb.Attack(cards=a) for a in legal_attacks(view.hand)])
+        )
+    if kind is DecisionKind.DEFEND:
+        options = defence_options(view.current_attack, view.hand)
+        return pb.LegalOptions(
+            defend=pb.DefendOptions(
+                cards=[
+                    pb.AttackCardOptions(attack_card=card, defend_with=values)
+                    for card, values in zip(view.current_attack, options)
+                ]
+            )
+        )
+    return pb.LegalOptions(
+        replace=pb.ReplaceOptions(
+            min_discard=0, max_discard=view.max_replace, simultaneous=simultaneous, second=second
+        )
+    )
+
+
+def view_from_pb(message: pb.SeatView, ruleset: Ruleset, kind: DecisionKind | None,
+                 max_replace: int = 0) -> SeatView:
+    """Rebuild an engine ``SeatView`` from the wire (the SDK's side)."""
+    covered = (False, *message.board.covered, False)
+    events = tuple(
+        e for e in (event_from_pb(ev, message.round) for ev in message.events) if e is not None
+    )
+    return SeatView(
+        seat=message.seat,
+        round=message.round,
+        kind=kind,
+        hand=tuple(message.hand),
+        opponent_hand_size=message.opponent_hand_size,
+        draw_pile_size=message.draw_pile_size,
+        tacocat=message.board.tacocat,
+        covered=covered,
+        ruleset=ruleset,
+        discards=tuple(message.discards),
+        round_log=events,
+        past_rounds=tuple(round_result_from_pb(r) for r in message.past_rounds),
+        attacker=message.attacker if message.HasField("attacker") else None,
+        current_attack=tuple(message.current_attack),
+        max_replace=max_replace,
+    )
+
+
+# -- actions -------------------------------------------------------------------------------------
+def action_to_pb(game_id: str, request_id: int, action: Action) -> pb.Action:
+    """An engine action as the Action answering a request."""
+    message = pb.Action(game_id=game_id, request_id=request_id)
+    if isinstance(action, Replace):
+        message.replace.discard.extend(action.cards)
+    elif isinstance(action, Duel):
+        message.duel.card = action.card
+    elif isinstance(action, Attack):
+        message.attack.cards.extend(action.cards)
+    else:
+        message.defend.answers.extend(
+            pb.DefenceChoice(sacrifice=True) if a is None else pb.DefenceChoice(defend_with=a)
+            for a in action.answers
+        )
+    return message
+
+
+def action_from_pb(message: pb.Action, kind: DecisionKind) -> Action:
+    """Read a bot's Action as an answer to a ``kind`` decision; MalformedAction if it is not
+    one (wrong case, absurd sizes).  Legality is the engine's business, not this one's."""
+    case = message.WhichOneof("action")
+    if case != _ACTION_CASE[kind]:
+        raise MalformedAction(
+            f"the pending decision is {kind.value}: answer with Action.{_ACTION_CASE[kind]}, "
+            f"not {'nothing' if case is None else 'Action.' + case}"
+        )
+    if case == "duel":
+        return Duel(_card(message.duel.card))
+    if case == "replace":
+        return Replace(_cards(message.replace.discard))
+    if case == "attack":
+        return Attack(_cards(message.attack.cards))
+    answers = message.defend.answers
+    if len(answers) > MAX_WIRE_CARDS:
+        raise MalformedAction(f"{len(answers)} defence answers is more than any hand holds")
+    result: list[Card | None] = []
+    for index, choice in enumerate(answers):
+        which = choice.WhichOneof("choice")
+        if which == "defend_with":
+            result.append(_card(choice.defend_with))
+        elif which == "sacrifice" and choice.sacrifice:
+            result.append(None)
+        else:
+            raise MalformedAction(
+                f"defence answer {index} sets neither defend_with nor sacrifice=true"
+            )
+    return Defend(tuple(result))
+
+
+def _card(value: int) -> Card:
+    if not 1 <= value <= MAX_WIRE_CARD:
+        raise MalformedAction(f"card value {value} is out of range")
+    return int(value)
+
+
+def _cards(values: Iterable[int]) -> tuple[Card, ...]:
+    cards = tuple(values)
+    if len(cards) > MAX_WIRE_CARDS:
+        raise MalformedAction(f"{len(cards)} cards is more than any hand holds")
+    return tuple(_card(v) for v in cards)
+
+
+def default_action(view: SeatView) -> Action:
+    """The referee's default legal action (FailurePolicy DEFAULT_ACTION; see arena.proto)."""
+    kind = view.kind
+    if kind is DecisionKind.DUEL:
+        return Duel(view.hand[0])
+    if kind is DecisionKind.ATTACK:
+        return Attack(legal_attacks(view.hand)[0])
+    if kind is DecisionKind.DEFEND:
+        return Defend((None,) * len(view.current_attack))
+    return Replace(())
+
+
+def describe(message: Any) -> str:
+    """A short text form of a protobuf message for error texts."""
+    return " ".join(str(message).split())[:200]
