@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import click
 
@@ -13,6 +14,42 @@ from tacocat_arena import __version__
 @click.version_option(__version__, prog_name="tacocat-arena")
 def main() -> None:
     """Tournaments of bots that play Tacocat Spelled Backwards."""
+
+
+@main.command()
+@click.argument("config_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--bot", "bots", multiple=True, metavar="NAME=COMMAND",
+              help="A participant (repeatable; replaces the config's bots). "
+                   "COMMAND 'builtin:random|greedy|search' names an example bot.")
+@click.option("--games", type=int, help="Games per pairing (even).")
+@click.option("--seed", type=int, help="Tournament seed; every deal derives from it.")
+@click.option("--concurrency", type=int, help="Games played at the same time.")
+@click.option("--move-timeout", type=float, metavar="SECONDS", help="Time per decision.")
+@click.option("--time-bank", type=float, metavar="SECONDS", help="Extra time per game.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder (default from the config: tacocat-results).")
+@click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def run(
+    config_file: Path | None, bots: tuple[str, ...], games: int | None, seed: int | None,
+    concurrency: int | None, move_timeout: float | None, time_bank: float | None,
+    out: Path | None, resume: bool, quiet: bool,
+) -> None:
+    """Run a round-robin tournament and write its result tables.
+
+    With no CONFIG_FILE it runs the demo tournament of the example bots.  Results go to the
+    output folder: standings.csv, crosstable.csv, games.jsonl, results.json, report.md and
+    the database tournament.sqlite that --resume continues from.
+    """
+    from tacocat_arena.tournament.cli import run_command
+
+    run_command(
+        config_file, bots, resume=resume, quiet=quiet,
+        overrides={
+            "games_per_pairing": games, "seed": seed, "concurrency": concurrency,
+            "move_timeout_s": move_timeout, "time_bank_s": time_bank, "out": out,
+        },
+    )
 
 
 @main.group()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,8 +102,13 @@ async def play_game(
     ruleset: Ruleset,
     settings: RefereeSettings,
     match_info: str = "",
+    classify_disconnect: Callable[[str], Awaitable[Termination]] | None = None,
 ) -> GameReport:
-    """Referee one whole game and return its report; never raises for anything a bot does."""
+    """Referee one whole game and return its report; never raises for anything a bot does.
+
+    ``classify_disconnect(bot_name)`` may turn a lost connection into another termination
+    (the tournament says FORFEIT_CRASH when the bot's process died).
+    """
     clock = settings.clock
     game = Game(ruleset, seed)
     same_session = sessions[0] is sessions[1]
@@ -165,8 +171,11 @@ async def play_game(
                 )
             )
             if forfeits:
+                termination = answer.termination
+                if termination is Termination.FORFEIT_DISCONNECT and classify_disconnect:
+                    termination = await classify_disconnect(names[seat_index])
                 detail = f"{names[seat_index]} (seat {seat_index}): {answer.message}"
-                game.forfeit(seat_index, answer.termination, detail)
+                game.forfeit(seat_index, termination, detail)
                 break
             game.apply(seat_index, default_action(build_view(game, seat_index)))
         if game.outcome is not None:

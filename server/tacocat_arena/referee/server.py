@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -21,7 +21,7 @@ from grpc_reflection.v1alpha import reflection
 from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena import __version__
-from tacocat_arena.engine import Ruleset
+from tacocat_arena.engine import Ruleset, Termination
 from tacocat_arena.referee.match import GameReport, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
@@ -35,9 +35,16 @@ class Referee:
     """Identities, sessions and games.  ``tokens`` maps bot name -> secret; ``None`` turns
     authentication off (any name may connect: for local experiments only)."""
 
-    def __init__(self, tokens: Mapping[str, str] | None, settings: RefereeSettings) -> None:
+    def __init__(
+        self,
+        tokens: Mapping[str, str] | None,
+        settings: RefereeSettings,
+        *,
+        classify_disconnect: Callable[[str], Awaitable[Termination]] | None = None,
+    ) -> None:
         self.tokens = dict(tokens) if tokens is not None else None
         self.settings = settings
+        self.classify_disconnect = classify_disconnect
         self.sessions: dict[str, BotSession] = {}
         self._changed = asyncio.Condition()
 
@@ -91,6 +98,7 @@ class Referee:
         return await play_game(
             game_id, (sessions[0], sessions[1]), seed=seed, ruleset=ruleset,
             settings=self.settings, match_info=match_info,
+            classify_disconnect=self.classify_disconnect,
         )
 
     async def end_all_sessions(self, message: str) -> None:

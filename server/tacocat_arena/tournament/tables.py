@@ -92,7 +92,9 @@ class GameResult:
             raise ValueError(
                 f"{where}: unknown reason {self.reason!r}, expected one of {sorted(REASONS)}"
             )
-        if self.reason in FORFEIT_REASONS:
+        if self.reason in FORFEIT_REASONS and self.forfeit_by is None and self.winner is None:
+            pass  # both seats failed at the same decision: the referee scores a draw
+        elif self.reason in FORFEIT_REASONS:
             if self.forfeit_by not in (0, 1):
                 raise ValueError(
                     f"{where}: reason {self.reason!r} is a forfeit, so forfeit_by must be 0 or 1"

@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+// A Tacocat Arena bot in plain JavaScript (Node 18+), playing the "greedy" plan of
+// example_bots/greedy_bot.py. It needs no generated code: @grpc/proto-loader reads
+// proto/tacocat/v1/arena.proto when the bot starts. Copy it and change decide().
+//
+//   cd example_bots/node && npm ci
+//   TACOCAT_ARENA_ADDRESS=127.0.0.1:50051 TACOCAT_ARENA_BOT=mybot TACOCAT_ARENA_TOKEN=secret \
+//     node bot.js
+//
+// The protocol (handshake, ordering, timing, errors) is documented in arena.proto and in
+// docs/protocol.md. Exit status: 0 when the referee ends the session, 1 on any gRPC error.
+'use strict';
+
+const path = require('path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const GRPC_JS_VERSION = require('@grpc/grpc-js/package.json').version;
+
+const PROTO_PATH = path.resolve(__dirname, '../../proto/tacocat/v1/arena.proto');
+const ADDRESS = process.env.TACOCAT_ARENA_ADDRESS || '127.0.0.1:50051';
+const TOKEN = process.env.TACOCAT_ARENA_TOKEN || '';
+const BOT_NAME = process.env.TACOCAT_ARENA_BOT || 'node-greedy';
+const CONNECT_TIMEOUT_MS = 30000;
+
+// keepCase: field names exactly as in the .proto (game_id, not gameId).
+// longs: String: uint64 request_id arrives as a string and is echoed back untouched.
+// enums: String: kind is 'DECISION_KIND_DUEL' rather than 2.
+// defaults: true: unset scalars/lists read as 0 / '' / [] (proto3 semantics). Fields of a
+//   oneof and proto3 `optional` fields get no default: they are undefined when absent.
+// oneofs: true: each decoded oneof also gets a field naming its set case, e.g.
+//   msg.message === 'decision_request', legal.options === 'duel'.
+const packageDefinition = protoLoader.loadSync(PROTO_PATH, {
+  keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
+});
+const tacocat = grpc.loadPackageDefinition(packageDefinition).tacocat.v1;
+
+// Presence check for `optional` fields (attacker, winner_seat): 0 is a valid seat.
+const has = (obj, field) => obj != null && obj[field] !== undefined && obj[field] !== null;
+
+// ---------------------------------------------------------------------------------------
+// Strategy: the greedy heuristic. The round is won by the LOWER last card, and a sacrifice
+// always costs your lowest card, so keep the lowest card and fight with the others.
+// Every function gets the DecisionRequest's SeatView (hand ascending) and LegalOptions.
+// ---------------------------------------------------------------------------------------
+
+// Replace: throw away middle cards (5-8), good neither for fighting nor for the showdown;
+// never the lowest card, and never more than the cap.
+function chooseReplace(view, options) {
+  const middle = view.hand.slice(1).filter((card) => card >= 5 && card <= 8);
+  return middle.slice(0, options.max_discard);
+}
+
+// Duel: win the first attack with the highest card; with two cards keep the higher back
+// (the lower one is the better showdown card), so duel the lowest.
+function chooseDuel(view, options) {
+  const values = options.values; // distinct hand values, ascending; all legal
+  return view.hand.length > 2 ? values[values.length - 1] : values[0];
+}
+
+// Attack: the biggest legal attack that keeps the lowest card (spare copies of it may go),
+// the lowest top card on a tie. options.attacks lists every legal attack, so pick one.
+function chooseAttack(view, options) {
+  const lowest = view.hand[0];
+  const spares = view.hand.filter((card) => card === lowest).length - 1;
+  const score = (cards) => [
+    cards.filter((card) => card === lowest).length <= spares ? 1 : 0, // keeps the lowest
+    cards.length,
+    -Math.max(...cards),
+  ];
+  let best = options.attacks[0].cards;
+  for (const attack of options.attacks) {
+    const [a, b] = [score(attack.cards), score(best)];
+    const better = a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] > b[2];
+    if (better) best = attack.cards;
+  }
+  return best;
+}
+
+// Defend: beat each attack card with the cheapest unused card that does it, never the
+// lowest card; otherwise sacrifice. Answers come in the order of view.current_attack.
+function chooseDefence(view, options) {
+  const unused = view.hand.slice(1); // ascending, lowest card held back
+  return options.cards.map(({ attack_card }) => {
+    const index = unused.findIndex((card) => card >= attack_card);
+    if (index < 0) return { sacrifice: true };
+    const [card] = unused.splice(index, 1);
+    return { defend_with: card };
+  });
+}
+
+// Turns one DecisionRequest into the body of its Action (without game_id/request_id).
+function decide(request) {
+  const { view, legal } = request;
+  switch (request.kind) {
+    case 'DECISION_KIND_REPLACE': return { replace: { discard: chooseReplace(view, legal.replace) } };
+    case 'DECISION_KIND_DUEL': return { duel: { card: chooseDuel(view, legal.duel) } };
+    case 'DECISION_KIND_ATTACK': return { attack: { cards: chooseAttack(view, legal.attack) } };
+    case 'DECISION_KIND_DEFEND': return { defend: { answers: chooseDefence(view, legal.defend) } };
+    default: throw new Error(`unknown decision kind ${request.kind}`);
+  }
+}
+
+// A legal answer that needs no thought, used if decide() throws (a bug should not forfeit).
+function fallback(request) {
+  const { legal } = request;
+  if (legal.duel) return { duel: { card: legal.duel.values[0] } };
+  if (legal.attack) return { attack: { cards: legal.attack.attacks[0].cards } };
+  if (legal.defend) return { defend: { answers: legal.defend.cards.map(() => ({ sacrifice: true })) } };
+  return { replace: { discard: [] } };
+}
+
+// ---------------------------------------------------------------------------------------
+// The session: one bidirectional stream; messages of several games interleave.
+// ---------------------------------------------------------------------------------------
+
+const games = new Map(); // game_id -> { seat, opponent } for the games in progress
+const tally = { WIN: 0, LOSS: 0, DRAW: 0, NO_CONTEST: 0 };
+let sessionEnded = false;
+
+function statusName(code) {
+  return Object.keys(grpc.status).find((name) => grpc.status[name] === code) || String(code);
+}
+
+function fail(text) {
+  console.error(`node bot ${BOT_NAME}: ${text}`);
+  process.exit(1);
+}
+
+function onMessage(call, msg) {
+  switch (msg.message) { // the name of the oneof case that is set (oneofs: true)
+    case 'welcome':
+      console.error(`node bot ${msg.welcome.bot_name}: connected to ${ADDRESS} ` +
+        `(${msg.welcome.server_info}, session ${msg.welcome.session_id}, ` +
+        `${msg.welcome.decision_timeout_ms} ms per decision)`);
+      break;
+    case 'game_start':
+      games.set(msg.game_start.game_id, {
+        seat: msg.game_start.seat, opponent: msg.game_start.opponent_name,
+      });
+      break;
+    case 'decision_request': {
+      const request = msg.decision_request;
+      let body;
+      try {
+        body = decide(request);
+      } catch (error) {
+        console.error(`node bot: decide() failed in ${request.game_id}: ${error.stack}`);
+        body = fallback(request);
+      }
+      // Echo game_id and request_id exactly (request_id is a uint64, kept as a string).
+      call.write({ action: { game_id: request.game_id, request_id: request.request_id, ...body } });
+      break;
+    }
+    case 'error': { // a refused Action or a timeout; the stream goes on
+      const e = msg.error;
+      console.error(`node bot: referee error ${e.code} (${e.outcome}) in game ` +
+        `${e.game_id || '-'} request ${e.request_id}: ${e.rule_id} ${e.message}`);
+      break;
+    }
+    case 'game_end': {
+      const end = msg.game_end;
+      games.delete(end.game_id);
+      const result = end.result.replace('GAME_RESULT_', '');
+      tally[result] = (tally[result] || 0) + 1;
+      const winner = has(end, 'winner_seat') ? `seat ${end.winner_seat}` : 'nobody';
+      if (end.reason !== 'END_REASON_GOAL' && end.reason !== 'END_REASON_ROUND_CAP') {
+        console.error(`node bot: game ${end.game_id} ended by ${end.reason}, winner ` +
+          `${winner}: ${end.detail}`);
+      }
+      break;
+    }
+    case 'session_end':
+      sessionEnded = true;
+      console.error(`node bot: session over (${msg.session_end.reason}: ` +
+        `${msg.session_end.message}); won ${tally.WIN}, lost ${tally.LOSS}, drew ${tally.DRAW}`);
+      call.end(); // half-close our side; the referee then ends the stream with status OK
+      break;
+    default: // a case added by a newer referee: ignore it, as the protocol asks
+      break;
+  }
+}
+
+function main() {
+  const client = new tacocat.Arena(ADDRESS, grpc.credentials.createInsecure(), {
+    'grpc.keepalive_time_ms': 20000, // HTTP/2 keepalive: the protocol has no ping message
+    'grpc.keepalive_timeout_ms': 10000,
+  });
+  // Wait for the referee to listen (a tournament may start bots before it is ready).
+  client.waitForReady(Date.now() + CONNECT_TIMEOUT_MS, (error) => {
+    if (error) fail(`cannot reach the referee at ${ADDRESS}: ${error.message}`);
+    // The token goes in Hello.token; `authorization: Bearer <token>` metadata would also do.
+    const call = client.Play();
+    call.on('data', (msg) => onMessage(call, msg));
+    // A non-OK status (UNAUTHENTICATED, FAILED_PRECONDITION, a dropped connection...).
+    call.on('error', (error) => {
+      if (sessionEnded && error.code === grpc.status.CANCELLED) return;
+      fail(`the referee ended the session: ${statusName(error.code)}: ${error.details}`);
+    });
+    // The stream ended with status OK: normally right after SessionEnd.
+    call.on('end', () => {
+      if (!sessionEnded) console.error('node bot: the referee closed the stream without SessionEnd');
+      client.close();
+      process.exitCode = 0;
+    });
+    call.write({
+      hello: {
+        protocol_version: 1, bot_name: BOT_NAME, token: TOKEN,
+        client_info: `tacocat node example bot (node ${process.version}, grpc-js ${GRPC_JS_VERSION})`,
+        max_concurrent_games: 0, // let the referee decide
+      },
+    });
+  });
+}
+
+main();

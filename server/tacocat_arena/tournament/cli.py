@@ -1,0 +1,108 @@
+"""The tournament commands' work, kept out of Click so it can be tested as plain functions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from tacocat_arena.tournament.bots import BotStartError
+from tacocat_arena.tournament.config import ConfigError, TournamentConfig, load_config
+from tacocat_arena.tournament.outputs import OUTPUT_FILES, write_outputs
+from tacocat_arena.tournament.runner import TournamentRun, run_tournament
+from tacocat_arena.tournament.storage import StorageError, TournamentStore
+from tacocat_arena.tournament.tables import GameResult, render_crosstable, render_standings
+
+
+def run_command(
+    config_file: Path | None, bots: Sequence[str], *, overrides: Mapping[str, Any],
+    resume: bool, quiet: bool,
+) -> None:
+    """``tacocat-arena run``: load, play, write, show."""
+    console = Console(stderr=False)
+    try:
+        config = load_config(config_file, overrides, bots)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    try:
+        store = TournamentStore(config.out)
+        store.claim(config.fingerprint(), resume=resume)
+    except (StorageError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    names = ", ".join(b.name for b in config.bots)
+    console.print(
+        f"Tournament: {len(config.bots)} bots ({names}), {config.games_per_pairing} games per "
+        f"pairing, concurrency {config.concurrency}, {config.move_timeout_s:g} s per move; "
+        f"output in {config.out}"
+    )
+    started = time.monotonic()
+    outcome: TournamentRun | None = None
+    try:
+        outcome = _run_with_progress(config, store, console, quiet)
+    except BotStartError as error:
+        store.close()
+        raise click.ClickException(str(error)) from None
+    except KeyboardInterrupt:
+        done = store.count()
+        write_outputs(config, store, complete=False, planned=-1)
+        store.close()
+        console.print(
+            f"\nInterrupted. {done} finished games are saved in {store.path}.\nResume with: "
+            f"tacocat-arena run {_resume_hint(config_file, config)} --resume"
+        )
+        raise SystemExit(130) from None
+    elapsed = time.monotonic() - started
+    complete = store.count() == outcome.planned
+    tables = write_outputs(config, store, complete=complete, planned=outcome.planned)
+    store.close()
+    console.print(render_standings(tables.standings))
+    console.print(render_crosstable(tables.bots, tables.crosstable))
+    console.print(
+        f"{outcome.played} games played in {elapsed:.1f} s"
+        + (f" ({outcome.resumed_from} were already done)" if outcome.resumed_from else "")
+        + f". Results: {', '.join(str(config.out / f) for f in OUTPUT_FILES)}"
+    )
+
+
+def _run_with_progress(
+    config: TournamentConfig, store: TournamentStore, console: Console, quiet: bool
+) -> TournamentRun:
+    progress = Progress(
+        TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+        TimeRemainingColumn(), console=console, disable=quiet, transient=False,
+    )
+    task_id = progress.add_task("games", total=None, rate="")
+    started = time.monotonic()
+    first_done = 0
+
+    def on_start(total: int, done: int) -> None:
+        nonlocal first_done
+        first_done = done
+        progress.update(task_id, total=total, completed=done)
+
+    def on_game(result: GameResult, done: int, total: int) -> None:
+        rate = (done - first_done) / max(1e-9, time.monotonic() - started)
+        progress.update(task_id, completed=done, rate=f"{rate:.1f} games/s")
+
+    with progress:
+        return asyncio.run(run_tournament(config, store, on_start=on_start, on_game=on_game))
+
+
+def _resume_hint(config_file: Path | None, config: TournamentConfig) -> str:
+    parts = [str(config_file)] if config_file else []
+    parts.append(f"--out {config.out}")
+    return " ".join(parts)

@@ -1,0 +1,253 @@
+"""Tournament configuration: a TOML file, defaults, and command-line overrides.
+
+Every field is checked at load with a message naming it, so a broken config fails before any
+bot starts.  See docs/tournaments.md for the file format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import sys
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tacocat_arena.engine import DEFAULT_RULESET, Ruleset, RulesetError
+from tacocat_arena.referee.settings import (
+    DEFAULT_GRACE_MS,
+    ClockSettings,
+    FailurePolicy,
+    RefereeSettings,
+)
+
+#: The example bots that ``builtin:NAME`` names, as importable modules.
+BUILTIN_BOTS = {
+    "random": "example_bots.random_bot",
+    "greedy": "example_bots.greedy_bot",
+    "search": "example_bots.search_bot",
+}
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+")
+
+
+class ConfigError(ValueError):
+    """A tournament config or flag is invalid; the message says which and how to fix it."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A participant: its name and the command that starts it."""
+
+    name: str
+    command: str  # a shell-style command line, or builtin:NAME
+
+    def argv(self) -> list[str]:
+        """The command as an argument list (builtins run with this Python)."""
+        if self.command.startswith("builtin:"):
+            module = BUILTIN_BOTS[self.command.removeprefix("builtin:")]
+            return [sys.executable, "-m", module]
+        return shlex.split(self.command)
+
+    @classmethod
+    def parse(cls, text: str) -> BotSpec:
+        """Parse ``NAME=COMMAND`` (the --bot flag)."""
+        name, sep, command = text.partition("=")
+        if not sep:
+            raise ConfigError(
+                f"--bot {text!r}: expected NAME=COMMAND, e.g. mybot='python mybot.py' or "
+                "greedy=builtin:greedy"
+            )
+        return cls.checked(name.strip(), command.strip())
+
+    @classmethod
+    def checked(cls, name: str, command: str) -> BotSpec:
+        """A validated spec."""
+        if not name or len(name) > 64 or not set(name) <= _NAME_CHARS:
+            raise ConfigError(
+                f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.' or '+'"
+            )
+        if not command:
+            raise ConfigError(f"bot {name!r}: the command is empty")
+        if command.startswith("builtin:") and command.removeprefix("builtin:") not in BUILTIN_BOTS:
+            choices = ", ".join(f"builtin:{b}" for b in BUILTIN_BOTS)
+            raise ConfigError(f"bot {name!r}: unknown {command!r}; the built-ins are {choices}")
+        try:
+            shlex.split(command)
+        except ValueError as error:
+            raise ConfigError(f"bot {name!r}: cannot parse command {command!r}: {error}") from None
+        return cls(name, command)
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """Everything that defines a tournament.  ``fingerprint`` covers what decides its games,
+    so ``--resume`` can refuse to mix two different tournaments in one database."""
+
+    bots: tuple[BotSpec, ...]
+    games_per_pairing: int = 10
+    seed: int = 1
+    concurrency: int = 4
+    move_timeout_s: float = 1.0
+    time_bank_s: float = 0.0
+    grace_ms: int = DEFAULT_GRACE_MS
+    failure_policy: FailurePolicy = FailurePolicy.FORFEIT
+    ruleset: Ruleset = DEFAULT_RULESET
+    out: Path = Path("tacocat-results")
+    connect_timeout_s: float = 30.0
+    max_restarts: int = 3
+    base_dir: Path = field(default_factory=Path.cwd)
+
+    def __post_init__(self) -> None:
+        if len(self.bots) < 2:
+            raise ConfigError(
+                "a tournament needs at least two bots: add them under [[bots]] in the config "
+                "or with --bot NAME=COMMAND"
+            )
+        names = [b.name for b in self.bots]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"bot names must be unique; repeated: {', '.join(duplicates)}")
+        if self.games_per_pairing < 2 or self.games_per_pairing % 2:
+            raise ConfigError(
+                f"games: must be an even number >= 2 (each deal is played twice, seats "
+                f"swapped); got {self.games_per_pairing}"
+            )
+        if not 0 <= self.seed < 2**63:
+            raise ConfigError(f"seed: must be an integer in [0, 2**63), got {self.seed}")
+        if self.concurrency < 1:
+            raise ConfigError(f"concurrency: must be >= 1, got {self.concurrency}")
+        if not 0 < self.move_timeout_s <= 3600:
+            raise ConfigError(f"move_timeout: must be in (0, 3600] seconds, got {self.move_timeout_s}")
+        if self.time_bank_s < 0:
+            raise ConfigError(f"time_bank: must be >= 0 seconds, got {self.time_bank_s}")
+        if self.max_restarts < 0:
+            raise ConfigError(f"max_restarts: must be >= 0, got {self.max_restarts}")
+
+    @property
+    def referee_settings(self) -> RefereeSettings:
+        """The referee settings these options describe."""
+        return RefereeSettings(
+            clock=ClockSettings(
+                decision_ms=round(self.move_timeout_s * 1000),
+                bank_ms=round(self.time_bank_s * 1000),
+                grace_ms=self.grace_ms,
+            ),
+            failure_policy=self.failure_policy,
+        )
+
+    def fingerprint(self) -> str:
+        """A hash of what decides the games: bots, games, seed, clocks, policy, ruleset."""
+        data = {
+            "bots": [[b.name, b.command] for b in self.bots],
+            "games": self.games_per_pairing,
+            "seed": self.seed,
+            "move_timeout": self.move_timeout_s,
+            "time_bank": self.time_bank_s,
+            "failure_policy": self.failure_policy.value,
+            "ruleset": self.ruleset.to_dict(),
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def describe(self) -> dict[str, Any]:
+        """Metadata for reports (the seed is revealed there: the tournament is over)."""
+        return {
+            "bots": {b.name: b.command for b in self.bots},
+            "games_per_pairing": self.games_per_pairing,
+            "seed": self.seed,
+            "concurrency": self.concurrency,
+            "move_timeout_s": self.move_timeout_s,
+            "time_bank_s": self.time_bank_s,
+            "grace_ms": self.grace_ms,
+            "failure_policy": self.failure_policy.value,
+            "ruleset": self.ruleset.to_dict(),
+            "fingerprint": self.fingerprint(),
+        }
+
+
+_KEYS = {
+    "bots", "games", "seed", "concurrency", "move_timeout", "time_bank", "grace_ms",
+    "failure_policy", "ruleset", "out", "connect_timeout", "max_restarts",
+}
+
+
+def load_config(path: Path | None, overrides: Mapping[str, Any], extra_bots: Sequence[str]) -> TournamentConfig:
+    """Read ``path`` (or the demo config shipped with the package when None), then apply the
+    command-line ``overrides`` (non-None values win) and ``--bot`` flags (they replace the
+    file's bots)."""
+    if path is None:
+        text = resources.files("tacocat_arena").joinpath("data/demo.toml").read_text()
+        source, base_dir = "the built-in demo config", Path.cwd()
+    else:
+        try:
+            text = path.read_text()
+        except OSError as error:
+            raise ConfigError(f"cannot read config {path}: {error.strerror}") from None
+        source, base_dir = str(path), path.resolve().parent
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source} is not valid TOML: {error}") from None
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown key {unknown[0]!r}; known keys are {', '.join(sorted(_KEYS))}"
+        )
+    bots = [_bot_from_toml(entry, source) for entry in data.get("bots", [])]
+    if extra_bots:
+        bots = [BotSpec.parse(text) for text in extra_bots]
+    try:
+        ruleset = DEFAULT_RULESET.with_overrides(data.get("ruleset", {}))
+    except RulesetError as error:
+        raise ConfigError(f"{source} [ruleset] {error}") from None
+    fields: dict[str, Any] = {
+        "bots": tuple(bots),
+        "games_per_pairing": _typed(data, "games", int, 10, source),
+        "seed": _typed(data, "seed", int, 1, source),
+        "concurrency": _typed(data, "concurrency", int, 4, source),
+        "move_timeout_s": float(_typed(data, "move_timeout", (int, float), 1.0, source)),
+        "time_bank_s": float(_typed(data, "time_bank", (int, float), 0.0, source)),
+        "grace_ms": _typed(data, "grace_ms", int, DEFAULT_GRACE_MS, source),
+        "connect_timeout_s": float(_typed(data, "connect_timeout", (int, float), 30.0, source)),
+        "max_restarts": _typed(data, "max_restarts", int, 3, source),
+        "ruleset": ruleset,
+        "out": Path(_typed(data, "out", str, "tacocat-results", source)),
+        "base_dir": base_dir,
+    }
+    policy = _typed(data, "failure_policy", str, "forfeit", source)
+    try:
+        fields["failure_policy"] = FailurePolicy(policy)
+    except ValueError:
+        raise ConfigError(
+            f"{source}: failure_policy {policy!r} must be 'forfeit' or 'default_action'"
+        ) from None
+    if path is not None and not Path(fields["out"]).is_absolute():
+        fields["out"] = Path.cwd() / fields["out"]
+    for key, value in overrides.items():
+        if value is not None:
+            fields[key] = value
+    return TournamentConfig(**fields)
+
+
+def with_out(config: TournamentConfig, out: Path) -> TournamentConfig:
+    """A copy writing to ``out``."""
+    return replace(config, out=out)
+
+
+def _typed(data: Mapping[str, Any], key: str, kind: Any, default: Any, source: str) -> Any:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        expected = kind.__name__ if isinstance(kind, type) else "a number"
+        raise ConfigError(f"{source}: {key} must be {expected}, got {value!r}")
+    return value
+
+
+def _bot_from_toml(entry: Any, source: str) -> BotSpec:
+    if not isinstance(entry, Mapping) or set(entry) - {"name", "command"}:
+        raise ConfigError(
+            f'{source}: each [[bots]] entry needs exactly name = "..." and command = "..."'
+        )
+    return BotSpec.checked(str(entry.get("name", "")), str(entry.get("command", "")))

@@ -1,0 +1,88 @@
+"""Writing a tournament's result files from its database.
+
+standings.csv, crosstable.csv, games.jsonl (one line per game, its full record included;
+written once the tournament is complete), results.json and report.md; all are rebuilt from the database, so they always agree with it
+and with each other, and a resumed tournament writes the same files as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.storage import TournamentStore
+from tacocat_arena.tournament.tables import (
+    Crosstable,
+    StandingsRow,
+    compute_crosstable,
+    compute_standings,
+    write_crosstable_csv,
+    write_report_md,
+    write_results_json,
+    write_standings_csv,
+)
+
+OUTPUT_FILES = ("standings.csv", "crosstable.csv", "games.jsonl", "results.json", "report.md")
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The computed tables of a tournament."""
+
+    bots: list[str]
+    standings: list[StandingsRow]
+    crosstable: Crosstable
+
+
+def compute_tables(config: TournamentConfig, store: TournamentStore) -> Tables:
+    """Standings and crosstable of every game in ``store``."""
+    bots = [bot.name for bot in config.bots]
+    results = store.results()
+    return Tables(bots, compute_standings(results, bots), compute_crosstable(results, bots))
+
+
+def write_outputs(
+    config: TournamentConfig, store: TournamentStore, *, complete: bool, planned: int
+) -> Tables:
+    """Write every result file into ``config.out``; return the tables."""
+    out = config.out
+    tables = compute_tables(config, store)
+    metadata: dict[str, Any] = dict(config.describe())
+    metadata.update(games_planned=planned, games_played=store.count(), complete=complete)
+    if not complete:
+        metadata.pop("seed")  # no bot may learn the seed before the tournament ends
+    write_standings_csv(out / "standings.csv", tables.standings)
+    write_crosstable_csv(out / "crosstable.csv", tables.bots, tables.crosstable)
+    write_results_json(
+        out / "results.json", tables.standings, tables.bots, tables.crosstable, metadata
+    )
+    write_report_md(out / "report.md", tables.standings, tables.crosstable, metadata)
+    if complete:
+        # Written only at the end: its records hold the deal seeds (I2, until it is over).
+        _write_games(out / "games.jsonl", store)
+    return tables
+
+
+def _write_games(path: Path, store: TournamentStore) -> None:
+    partial = path.with_suffix(".jsonl.partial")
+    with open(partial, "w", encoding="utf-8") as handle:
+        for result, detail, record in store.rows():
+            line = {
+                "id": result.game_id,
+                "seats": list(result.seats),
+                "seed": result.seed,
+                "result": record.get("result"),
+                "winner": result.winner,
+                "reason": result.reason,
+                "detail": detail,
+                "rounds": result.rounds,
+                "decisions": list(result.decisions),
+                "decision_ms": [round(ms, 3) for ms in result.decision_ms],
+                "record": record,
+            }
+            handle.write(json.dumps(line, separators=(",", ":")) + "\n")
+    os.replace(partial, path)

@@ -1,0 +1,151 @@
+"""Running a tournament: referee on loopback, bot processes, parallel games, durable results.
+
+``run_tournament`` hosts the referee in process on 127.0.0.1 (a free port), starts every bot,
+plays the planned games that the database does not hold yet, up to ``concurrency`` at a time,
+and commits each finished game before it counts.  A bot whose process dies is restarted (its
+games in progress are lost by it, recorded with reason "crash"); one that keeps dying, past
+``max_restarts``, forfeits its remaining games without playing them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tacocat_arena.engine import Outcome, Termination
+from tacocat_arena.referee import GameReport, Referee, start_server
+from tacocat_arena.tournament.bots import BotProcess
+from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.schedule import PlannedGame, round_robin
+from tacocat_arena.tournament.storage import TournamentStore
+from tacocat_arena.tournament.tables import GameResult
+
+ProgressCallback = Callable[[GameResult, int, int], None]
+
+
+@dataclass(frozen=True)
+class TournamentRun:
+    """How a run went: games planned, already done before it, and played by it."""
+
+    planned: int
+    resumed_from: int
+    played: int
+
+
+async def run_tournament(
+    config: TournamentConfig,
+    store: TournamentStore,
+    *,
+    on_start: Callable[[int, int], None] = lambda total, done: None,
+    on_game: ProgressCallback = lambda result, done, total: None,
+) -> TournamentRun:
+    """Play every planned game missing from ``store``; see the module docstring."""
+    names = [bot.name for bot in config.bots]
+    plan = round_robin(names, config.games_per_pairing, config.seed)
+    finished = store.finished_ids()
+    todo = [game for game in plan if game.game_id not in finished]
+    on_start(len(plan), len(plan) - len(todo))
+    if not todo:
+        return TournamentRun(len(plan), len(plan), 0)
+
+    tokens = {name: secrets.token_urlsafe(24) for name in names}
+    processes: dict[str, BotProcess] = {}
+
+    async def classify_disconnect(name: str) -> Termination:
+        crashed = await processes[name].has_exited(within=1.0)
+        return Termination.FORFEIT_CRASH if crashed else Termination.FORFEIT_DISCONNECT
+
+    referee = Referee(tokens, config.referee_settings, classify_disconnect=classify_disconnect)
+    server, port = await start_server(referee, "127.0.0.1", 0)
+    log_dir = config.out / "logs"
+    for bot in config.bots:
+        processes[bot.name] = BotProcess(
+            bot, token=tokens[bot.name], address=f"127.0.0.1:{port}", log_dir=log_dir,
+            cwd=config.base_dir,
+        )
+    done = len(plan) - len(todo)
+    played = 0
+    try:
+        for process in processes.values():
+            await process.start()
+        await asyncio.gather(
+            *(p.wait_connected(referee, config.connect_timeout_s) for p in processes.values())
+        )
+        slots = asyncio.Semaphore(config.concurrency)
+
+        async def play(planned: PlannedGame) -> None:
+            nonlocal done, played
+            async with slots:
+                report = await _play_one(planned, referee, processes, config)
+                result = _result(report)
+                store.save(result, report.detail, report.record)
+                done += 1
+                played += 1
+                on_game(result, done, len(plan))
+
+        tasks = [asyncio.create_task(play(game)) for game in todo]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        await referee.end_all_sessions("the tournament is over")
+        await asyncio.gather(*(p.stop() for p in processes.values()), return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await server.stop(grace=1.0)
+    return TournamentRun(len(plan), len(plan) - len(todo), played)
+
+
+async def _play_one(
+    planned: PlannedGame, referee: Referee, processes: dict[str, BotProcess],
+    config: TournamentConfig,
+) -> GameReport:
+    """Play one planned game, restarting dead bots first; a bot past its restarts forfeits."""
+    for seat, name in enumerate(planned.seats):
+        alive = await processes[name].ensure_running(
+            referee, config.connect_timeout_s, config.max_restarts
+        )
+        if not alive:
+            detail = (f"{name} (seat {seat}) crashed more than {config.max_restarts} times; "
+                      "game not played")
+            return _unplayed(planned, seat, detail)
+    try:
+        return await referee.play(
+            planned.game_id, planned.seats, seed=planned.seed, ruleset=config.ruleset,
+            match_info=f"deal {planned.deal}",
+        )
+    except LookupError:
+        # A bot vanished between the check and the start: count it as its crash.
+        for seat, name in enumerate(planned.seats):
+            if referee.live_session(name) is None:
+                return _unplayed(planned, seat, f"{name} (seat {seat}) is not connected")
+        raise
+
+
+def _unplayed(planned: PlannedGame, seat: int, detail: str) -> GameReport:
+    outcome = Outcome(Termination.FORFEIT_CRASH, 1 - seat)
+    record = {"format": "tacocat-game-record", "version": 1, "seed": planned.seed,
+              "result": outcome.result(), "termination": outcome.termination.value,
+              "winner": outcome.winner, "rounds": 0, "actions": [], "events": [],
+              "unplayed": detail}
+    return GameReport(planned.game_id, planned.seats, planned.seed, outcome, detail, 0,
+                      record=record)
+
+
+def _result(report: GameReport) -> GameResult:
+    return GameResult(
+        game_id=report.game_id,
+        seats=report.seats,
+        seed=report.seed,
+        winner=report.outcome.winner,
+        reason=report.outcome.termination.value,
+        rounds=report.rounds,
+        decisions=(report.decisions[0], report.decisions[1]),
+        decision_ms=(report.think_ms[0], report.think_ms[1]),
+        forfeit_by=report.forfeit_by,
+    )

@@ -1,0 +1,50 @@
+"""The round-robin plan: who plays whom, in which seat, on which deal.
+
+Every pair of bots meets ``games_per_pairing`` times.  Each deal seed is played twice with
+the seats swapped (duplicate), so both bots hold the same cards in turn and the cards' luck
+cancels as far as it can.  Deal seeds derive from the tournament seed, the pairing and the
+deal index (SHA-256), so a tournament replays exactly.  Each pairing gets its own deals: a
+bot that remembered cards could otherwise recognise a deal it had met in another pairing.
+Games are ordered deal by deal across pairings, and the two games of a duplicate pair are
+adjacent, so an interrupted tournament has played every pairing about equally.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PlannedGame:
+    """One game of the plan."""
+
+    game_id: str
+    seats: tuple[str, str]  # bot names in seat 0 and seat 1
+    seed: int
+    deal: int  # index of the deal within its pairing
+
+
+def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int) -> int:
+    """The engine seed of one deal of one pairing (names in plan order)."""
+    key = f"tacocat-arena:{tournament_seed}:{pairing[0]}:{pairing[1]}:{deal}"
+    digest = hashlib.sha256(key.encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def round_robin(bots: Sequence[str], games_per_pairing: int, tournament_seed: int) -> list[PlannedGame]:
+    """The whole plan, in playing order."""
+    if games_per_pairing % 2:
+        raise ValueError("games_per_pairing must be even (each deal is played twice)")
+    pairs = list(itertools.combinations(bots, 2))
+    plan: list[PlannedGame] = []
+    for deal in range(games_per_pairing // 2):
+        for index, (first, second) in enumerate(pairs):
+            seed = deal_seed(tournament_seed, (first, second), deal)
+            # Alternate who sits in seat 0 first, so neither bot always opens a deal.
+            a, b = (first, second) if (deal + index) % 2 == 0 else (second, first)
+            plan.append(PlannedGame(f"{a}-{b}-d{deal}", (a, b), seed, deal))
+            plan.append(PlannedGame(f"{b}-{a}-d{deal}", (b, a), seed, deal))
+    return plan

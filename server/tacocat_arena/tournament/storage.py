@@ -1,0 +1,128 @@
+"""The tournament database: every finished game is committed to SQLite before it counts.
+
+One file, ``tournament.sqlite`` in the output folder, in WAL mode with synchronous=FULL: a
+game's row is durable once ``save`` returns, so ``--resume`` after a crash or kill -9 replays
+no finished game and loses none.  The ``meta`` table holds the config fingerprint, so a resume
+with a different config is refused instead of mixing two tournaments.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tacocat_arena.tournament.tables import GameResult
+
+DB_NAME = "tournament.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    game_id TEXT PRIMARY KEY,
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    winner INTEGER,
+    reason TEXT NOT NULL,
+    rounds INTEGER NOT NULL,
+    decisions0 INTEGER NOT NULL,
+    decisions1 INTEGER NOT NULL,
+    ms0 REAL NOT NULL,
+    ms1 REAL NOT NULL,
+    forfeit_by INTEGER,
+    detail TEXT NOT NULL,
+    record TEXT NOT NULL,
+    finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+"""
+
+
+class StorageError(RuntimeError):
+    """The output folder holds another tournament, or cannot be used."""
+
+
+class TournamentStore:
+    """Finished games of one tournament."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / DB_NAME
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    def claim(self, fingerprint: str, *, resume: bool) -> int:
+        """Bind this database to a tournament; return how many games it already holds.
+
+        A fresh run refuses a folder that already holds games (``--resume`` continues them),
+        and a resume refuses a folder of another tournament.
+        """
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        done = self.count()
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
+        elif row[0] != fingerprint:
+            raise StorageError(
+                f"{self.path} belongs to another tournament (config fingerprint {row[0]}, "
+                f"this one {fingerprint}): use another --out folder, or the same config"
+            )
+        if done and not resume:
+            raise StorageError(
+                f"{self.path} already holds {done} finished games of this tournament: add "
+                "--resume to continue it, or choose another --out folder"
+            )
+        return done
+
+    def save(self, result: GameResult, detail: str, record: dict[str, Any]) -> None:
+        """Commit one finished game (durable on return)."""
+        self.db.execute(
+            "INSERT INTO games (game_id, seat0, seat1, seed, winner, reason, rounds, decisions0,"
+            " decisions1, ms0, ms1, forfeit_by, detail, record)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                result.game_id, result.seats[0], result.seats[1], result.seed, result.winner,
+                result.reason, result.rounds, result.decisions[0], result.decisions[1],
+                result.decision_ms[0], result.decision_ms[1], result.forfeit_by, detail,
+                json.dumps(record, separators=(",", ":")),
+            ),
+        )
+
+    def finished_ids(self) -> set[str]:
+        """Ids of the games already played."""
+        return {row[0] for row in self.db.execute("SELECT game_id FROM games")}
+
+    def count(self) -> int:
+        """Number of finished games."""
+        return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def results(self) -> list[GameResult]:
+        """Every finished game, in the order they finished."""
+        query = f"SELECT {_COLUMNS} FROM games ORDER BY rowid"
+        return [_result(row) for row in self.db.execute(query)]
+
+    def rows(self) -> Iterator[tuple[GameResult, str, dict[str, Any]]]:
+        """Every finished game with its detail and full record, in finishing order."""
+        query = f"SELECT {_COLUMNS}, detail, record FROM games ORDER BY rowid"
+        for row in self.db.execute(query):
+            yield _result(row), row[12], json.loads(row[13])
+
+
+_COLUMNS = (
+    "game_id, seat0, seat1, seed, winner, reason, rounds, decisions0, decisions1, ms0, ms1,"
+    " forfeit_by"
+)
+
+
+def _result(row: tuple[Any, ...]) -> GameResult:
+    return GameResult(
+        game_id=row[0], seats=(row[1], row[2]), seed=row[3], winner=row[4], reason=row[5],
+        rounds=row[6], decisions=(row[7], row[8]), decision_ms=(row[9], row[10]),
+        forfeit_by=row[11],
+    )
