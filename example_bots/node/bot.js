@@ -20,6 +20,7 @@ const PROTO_PATH = path.resolve(__dirname, '../../proto/tacocat/v1/arena.proto')
 const ADDRESS = process.env.TACOCAT_ARENA_ADDRESS || '127.0.0.1:50051';
 const TOKEN = process.env.TACOCAT_ARENA_TOKEN || '';
 const BOT_NAME = process.env.TACOCAT_ARENA_BOT || 'node-greedy';
+const TRACE = Boolean(process.env.TACOCAT_ARENA_TRACE); // print every message to stderr
 const CONNECT_TIMEOUT_MS = 30000;
 
 // keepCase: field names exactly as in the .proto (game_id, not gameId).
@@ -126,7 +127,14 @@ function fail(text) {
   process.exit(1);
 }
 
+// Every write goes through here. grpc-js serialises writes on one stream by itself.
+function send(call, msg) {
+  if (TRACE) console.error(`-> ${JSON.stringify(msg, (key, value) => (key === 'token' ? '***' : value))}`);
+  call.write(msg);
+}
+
 function onMessage(call, msg) {
+  if (TRACE) console.error(`<- ${JSON.stringify(msg)}`);
   switch (msg.message) { // the name of the oneof case that is set (oneofs: true)
     case 'welcome':
       console.error(`node bot ${msg.welcome.bot_name}: connected to ${ADDRESS} ` +
@@ -148,7 +156,7 @@ function onMessage(call, msg) {
         body = fallback(request);
       }
       // Echo game_id and request_id exactly (request_id is a uint64, kept as a string).
-      call.write({ action: { game_id: request.game_id, request_id: request.request_id, ...body } });
+      send(call, { action: { game_id: request.game_id, request_id: request.request_id, ...body } });
       break;
     }
     case 'error': { // a refused Action or a timeout; the stream goes on
@@ -202,7 +210,7 @@ function main() {
       client.close();
       process.exitCode = 0;
     });
-    call.write({
+    send(call, {
       hello: {
         protocol_version: 1, bot_name: BOT_NAME, token: TOKEN,
         client_info: `tacocat node example bot (node ${process.version}, grpc-js ${GRPC_JS_VERSION})`,

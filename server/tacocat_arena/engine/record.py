@@ -93,16 +93,19 @@ def replay(record: Mapping[str, Any]) -> Game:
     record's events and result; raise RecordError on any difference."""
     if record.get("format") != FORMAT or record.get("version") != VERSION:
         raise RecordError(f"not a {FORMAT} version {VERSION} record")
-    game = Game(Ruleset.from_dict(record["ruleset"]), int(record["seed"]))
+    try:
+        game = Game(Ruleset.from_dict(record["ruleset"]), int(record["seed"]))
+    except (KeyError, TypeError, ValueError) as error:
+        raise RecordError(f"the record's ruleset or seed is invalid: {error}") from error
     for index, entry in enumerate(record["actions"]):
         seat, action = action_from_json(entry)
-        if isinstance(action, Forfeit):
-            game.forfeit(seat, action.termination, action.detail)
-        else:
-            try:
+        try:
+            if isinstance(action, Forfeit):
+                game.forfeit(seat, action.termination, action.detail)
+            else:
                 game.apply(seat, action)
-            except ValueError as error:
-                raise RecordError(f"action {index} ({entry}) is not legal: {error}") from error
+        except ValueError as error:
+            raise RecordError(f"action {index} ({entry}) is not legal: {error}") from error
     events = events_to_json(game.events)
     if events != list(record["events"]):
         for index, (mine, theirs) in enumerate(zip(events, record["events"])):
