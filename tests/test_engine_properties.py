@@ -117,7 +117,7 @@ def play_checked(
     return game
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=40)
 @given(ruleset=rulesets, seed=seeds, r0=rng_seeds, r1=rng_seeds, k0=kinds, k1=kinds,
        seat1_first=st.booleans())
 def test_random_play_invariants(

@@ -151,3 +151,25 @@ def test_R4_replaced_cards_public_drawn_cards_private() -> None:
         assert view.opponent_hand_size == 4
         assert view.draw_pile_size == len(DRAW) - 4
     assert build_view(game, 1).events[-2]["drawn"] == DRAW[:3]
+
+
+def test_R1_malformed_replace_list_is_normalised_or_refused_without_change() -> None:
+    """R1 / apply's contract: a Replace whose cards come as a list is either applied exactly
+    like the tuple form or refused with an ActionError leaving the game unchanged; it must
+    never half-apply (hand changed, draw pile consumed, discards not updated)."""
+    from tacocat_arena.engine import ActionError
+
+    expected = position(5)
+    expected.apply(0, Replace((4,)))
+    game = position(5)
+    before = snapshot(game)
+    try:
+        game.apply(0, Replace([4]))  # type: ignore[arg-type]
+    except ActionError:
+        assert snapshot(game) == before
+    except Exception as error:  # noqa: BLE001 - any other error must not corrupt the state
+        assert snapshot(game) == before, f"{type(error).__name__} after changing the state"
+    else:
+        assert game.hands == expected.hands
+        assert tuple(game.discards) == expected.discards
+        assert game.draw_pile == expected.draw_pile

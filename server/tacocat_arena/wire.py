@@ -217,14 +217,17 @@ def board_to_pb(ruleset: Ruleset, tacocat: int, covered: Sequence[bool]) -> pb.B
 
 
 class ViewEncoder:
-    """Builds the protobuf SeatView of one seat of one game, converting each public event
-    only once (a round's history is re-sent with every request)."""
+    """Builds the protobuf SeatView of one seat of one game.  What does not change between
+    requests is converted once: the board's hand sizes and arrows, the finished rounds, and
+    this round's events so far (a round's history is re-sent with every request)."""
 
     def __init__(self, seat: int) -> None:
         self.seat = seat
         self._round = -1
         self._events: list[pb.PublicEvent] = []
         self._converted = 0
+        self._board: pb.Board | None = None
+        self._past: list[pb.RoundSummary] = []
 
     def events(self, view: SeatView) -> list[pb.PublicEvent]:
         """This round's public events of ``view`` as protobuf messages."""
@@ -238,6 +241,23 @@ class ViewEncoder:
         self._converted = len(log)
         return self._events
 
+    def board(self, view: SeatView) -> pb.Board:
+        """The board now (the static part is built once per game)."""
+        if self._board is None:
+            self._board = board_to_pb(view.ruleset, view.tacocat, view.covered)
+        board = pb.Board()
+        board.CopyFrom(self._board)
+        board.tacocat = view.tacocat
+        del board.covered[:]
+        board.covered.extend(view.covered[1:-1])
+        return board
+
+    def past_rounds(self, view: SeatView) -> list[pb.RoundSummary]:
+        """The finished rounds as RoundSummary messages."""
+        for result in view.past_rounds[len(self._past) :]:
+            self._past.append(round_result_to_pb(result))
+        return self._past
+
     def encode(self, view: SeatView) -> pb.SeatView:
         """The whole view as a protobuf SeatView."""
         return pb.SeatView(
@@ -246,10 +266,10 @@ class ViewEncoder:
             hand=view.hand,
             opponent_hand_size=view.opponent_hand_size,
             draw_pile_size=view.draw_pile_size,
-            board=board_to_pb(view.ruleset, view.tacocat, view.covered),
+            board=self.board(view),
             discards=view.discards,
             events=self.events(view),
-            past_rounds=[round_result_to_pb(r) for r in view.past_rounds],
+            past_rounds=self.past_rounds(view),
             attacker=view.attacker,
             current_attack=view.current_attack,
         )

@@ -224,7 +224,7 @@ class Game:
         raise InvalidActionError(rule, f"seat {seat} owes a {phase} decision, not a {kind.value}")
 
     def _replace(self, seat: Seat, action: Replace) -> None:
-        cards = action.cards
+        cards = tuple(action.cards)
         limit = self.replace_limit(seat)
         if len(cards) > limit:
             rule = "R2" if self.replace_cap is not None else "R1"
@@ -232,6 +232,12 @@ class Game:
                 rule, f"may replace at most {limit} cards now, not {len(cards)}"
             )
         rest = legal.remove_cards(self.hands[seat], cards, "R1")
+        committed = sum(len(c.cards) for c in self._committed.values())  # type: ignore[union-attr]
+        if committed + len(cards) > len(self.draw_pile):
+            # Only a hand-built position (from_position) can hold so short a pile (C3).
+            raise IllegalActionError(
+                "R1", f"the draw pile holds only {len(self.draw_pile) - committed} cards"
+            )
         self.decisions += 1
         self.actions.append((seat, action))
         if self._simultaneous:

@@ -92,6 +92,7 @@ class _Seat:
         self.encoder = ViewEncoder(seat)
         self.decisions = 0
         self.think_ms = 0.0
+        self.request_id = 0  # the seat's latest DecisionRequest, quoted in its Errors
 
 
 async def play_game(
@@ -143,6 +144,8 @@ async def play_game(
         if len(failures) == 2 and settings.failure_policy is FailurePolicy.FORFEIT:
             first = failures[0][1]
             detail = f"both seats failed: {first.message}; {failures[1][1].message}"
+            for seat_index, failure in failures:  # each is told, as for a single failure
+                _send_error(seats[seat_index], failure, forfeits=True)
             game.forfeit(None, first.termination, detail)
             break
         for seat_index, answer in zip(pending, answers):
@@ -160,16 +163,7 @@ async def play_game(
                 settings.failure_policy is FailurePolicy.FORFEIT
                 or answer.termination is Termination.FORFEIT_DISCONNECT
             )
-            seat.session.send(
-                pb.RefereeMessage(
-                    error=pb.Error(
-                        game_id=seat.game_id, code=answer.code, rule_id=answer.rule,
-                        message=answer.message,
-                        outcome=pb.ERROR_OUTCOME_FORFEIT if forfeits
-                        else pb.ERROR_OUTCOME_DEFAULT_ACTION,
-                    )
-                )
-            )
+            _send_error(seat, answer, forfeits)
             if forfeits:
                 termination = answer.termination
                 if termination is Termination.FORFEIT_DISCONNECT and classify_disconnect:
@@ -206,6 +200,7 @@ async def _decide(
         request_id, future = session.open_request(seat.game_id)
     except SessionClosed as error:
         return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
+    seat.request_id = request_id
     second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
     session.send(
         pb.RefereeMessage(
@@ -243,6 +238,19 @@ async def _decide(
         return action_from_pb(reply, kind)
     except MalformedAction as error:
         return _Failure(Termination.FORFEIT_ILLEGAL, pb.ERROR_CODE_MALFORMED, str(error))
+
+
+def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
+    """Tell a seat its decision failed (TIMEOUT, ILLEGAL_ACTION, MALFORMED) and what it cost."""
+    seat.session.send(
+        pb.RefereeMessage(
+            error=pb.Error(
+                game_id=seat.game_id, request_id=seat.request_id, code=failure.code,
+                rule_id=failure.rule, message=failure.message,
+                outcome=pb.ERROR_OUTCOME_FORFEIT if forfeits else pb.ERROR_OUTCOME_DEFAULT_ACTION,
+            )
+        )
+    )
 
 
 def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detail: str) -> None:

@@ -225,7 +225,7 @@ def load_config(path: Path | None, overrides: Mapping[str, Any], extra_bots: Seq
             f"{source}: failure_policy {policy!r} must be 'forfeit' or 'default_action'"
         ) from None
     if path is not None and not Path(fields["out"]).is_absolute():
-        fields["out"] = Path.cwd() / fields["out"]
+        fields["out"] = base_dir / fields["out"]  # like the bots' commands: the config's folder
     for key, value in overrides.items():
         if value is not None:
             fields[key] = value

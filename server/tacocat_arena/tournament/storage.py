@@ -87,7 +87,8 @@ class TournamentStore:
             " decisions1, ms0, ms1, forfeit_by, detail, record)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                result.game_id, result.seats[0], result.seats[1], result.seed, result.winner,
+                result.game_id, result.seats[0], result.seats[1], _seed_to_sql(result.seed),
+                result.winner,
                 result.reason, result.rounds, result.decisions[0], result.decisions[1],
                 result.decision_ms[0], result.decision_ms[1], result.forfeit_by, detail,
                 json.dumps(record, separators=(",", ":")),
@@ -120,9 +121,18 @@ _COLUMNS = (
 )
 
 
+def _seed_to_sql(seed: int) -> int:
+    """Deal seeds are unsigned 64-bit, SQLite integers signed: store the two's complement."""
+    return seed - 2**64 if seed >= 2**63 else seed
+
+
+def _seed_from_sql(value: int) -> int:
+    return value + 2**64 if value < 0 else value
+
+
 def _result(row: tuple[Any, ...]) -> GameResult:
     return GameResult(
-        game_id=row[0], seats=(row[1], row[2]), seed=row[3], winner=row[4], reason=row[5],
-        rounds=row[6], decisions=(row[7], row[8]), decision_ms=(row[9], row[10]),
+        game_id=row[0], seats=(row[1], row[2]), seed=_seed_from_sql(row[3]), winner=row[4],
+        reason=row[5], rounds=row[6], decisions=(row[7], row[8]), decision_ms=(row[9], row[10]),
         forfeit_by=row[11],
     )

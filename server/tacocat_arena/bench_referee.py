@@ -1,0 +1,212 @@
+"""``tacocat-arena bench referee``: what the referee costs on top of gRPC itself.
+
+(a) a bare grpcio bidirectional-stream echo between two processes: round trips per second;
+(b) referee decisions per second, one game at a time, between two trivial bots in separate
+    processes over the real protocol;
+(c) the same with 32 games at once.
+It prints (b)/(a) (the referee's overhead: 1.0 would be free) and (c)/(b) (how concurrent games
+scale).  The echo client and the trivial bots are written alike (grpc.aio, one stream, answer
+each message as it arrives), so the ratio compares like with like.
+
+The worker roles run as ``python -m tacocat_arena.bench_referee ROLE ...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import grpc
+
+from tacocat.v1 import arena_pb2 as pb
+from tacocat.v1 import arena_pb2_grpc
+from tacocat_arena.engine import DEFAULT_RULESET
+
+_ECHO_METHOD = "/bench.Echo/Stream"
+
+
+@dataclass(frozen=True)
+class RefereeFigures:
+    """The three rates and their ratios."""
+
+    echo_round_trips_per_s: float
+    decisions_per_s: float
+    decisions_per_s_concurrent: float
+    concurrent_games: int
+
+    @property
+    def overhead_ratio(self) -> float:
+        """(b)/(a)."""
+        return self.decisions_per_s / self.echo_round_trips_per_s
+
+    @property
+    def scaling_ratio(self) -> float:
+        """(c)/(b)."""
+        return self.decisions_per_s_concurrent / self.decisions_per_s
+
+
+# -- (a) the echo ---------------------------------------------------------------------------------
+async def _echo_server(port_file: str) -> None:
+    async def stream(requests, context):  # type: ignore[no-untyped-def]
+        async for message in requests:
+            yield message
+
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Stream": grpc.stream_stream_rpc_method_handler(stream)}
+    )
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    with open(port_file, "w") as handle:
+        handle.write(str(port))
+    await server.wait_for_termination()
+
+
+async def _echo_client(port: int, seconds: float) -> None:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = channel.stream_stream(_ECHO_METHOD)()
+        payload = bytes(64)
+        count = 0
+        deadline = time.perf_counter() + seconds
+        started = time.perf_counter()
+        while time.perf_counter() < deadline:
+            await call.write(payload)
+            await call.read()
+            count += 1
+        elapsed = time.perf_counter() - started
+        await call.done_writing()
+        print(count / elapsed, flush=True)
+
+
+# -- (b), (c): trivial bots -------------------------------------------------------------------------
+async def _trivial_bot(address: str, name: str, token: str) -> None:
+    """Answer every request with the first legal option, as fast as the stream allows
+    (reads and writes on the call itself, exactly like the echo client)."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = arena_pb2_grpc.ArenaStub(channel).Play()
+        await call.write(
+            pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token))
+        )
+        while (message := await call.read()) is not grpc.aio.EOF:
+            if message.HasField("decision_request"):
+                await call.write(pb.BotMessage(action=_first_legal(message.decision_request)))
+            elif message.HasField("session_end"):
+                break
+        await call.done_writing()
+
+
+def _first_legal(request: pb.DecisionRequest) -> pb.Action:
+    action = pb.Action(game_id=request.game_id, request_id=request.request_id)
+    legal = request.legal
+    case = legal.WhichOneof("options")
+    if case == "duel":
+        action.duel.card = legal.duel.values[0]
+    elif case == "attack":
+        action.attack.cards.extend(legal.attack.attacks[0].cards)
+    elif case == "defend":
+        for _ in legal.defend.cards:
+            action.defend.answers.add(sacrifice=True)
+    else:
+        action.replace.SetInParent()
+    return action
+
+
+# -- the driver ---------------------------------------------------------------------------------------
+def _spawn(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tacocat_arena.bench_referee", *args],
+        stdout=subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+
+
+def measure_echo(seconds: float, port_file: str) -> float:
+    """(a): round trips per second of a bare bidi-stream echo between two processes."""
+    if os.path.exists(port_file):
+        os.unlink(port_file)
+    server = _spawn("echo-server", port_file)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(port_file) or not open(port_file).read():
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("the echo server did not start")
+            time.sleep(0.05)
+        port = open(port_file).read()
+        client = _spawn("echo-client", port, str(seconds))
+        out, _ = client.communicate(timeout=seconds + 60)
+        return float(out.decode().strip())
+    finally:
+        server.kill()
+        server.wait()
+
+
+async def measure_referee(seconds: float, games_at_once: int) -> float:
+    """(b)/(c): decisions per second of the referee, ``games_at_once`` games in flight."""
+    from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
+
+    tokens = {"a": "token-a", "b": "token-b"}
+    settings = RefereeSettings(clock=ClockSettings(decision_ms=10_000))
+    referee = Referee(tokens, settings)
+    server, port = await start_server(referee)
+    bots = [_spawn("trivial-bot", f"127.0.0.1:{port}", name, token) for name, token in tokens.items()]
+    try:
+        for name in tokens:
+            await referee.wait_for_session(name, 30)
+        decisions = 0
+        counter = iter(range(10**9))
+        deadline = time.perf_counter() + seconds
+        started = time.perf_counter()
+
+        async def worker() -> None:
+            nonlocal decisions
+            while time.perf_counter() < deadline:
+                index = next(counter)
+                seats = ("a", "b") if index % 2 == 0 else ("b", "a")
+                report = await referee.play(
+                    f"bench-{index}", seats, seed=index, ruleset=DEFAULT_RULESET
+                )
+                decisions += sum(report.decisions)
+
+        await asyncio.gather(*(worker() for _ in range(games_at_once)))
+        elapsed = time.perf_counter() - started
+        return decisions / elapsed
+    finally:
+        await referee.end_all_sessions("bench over")
+        for bot in bots:
+            try:
+                bot.wait(5)
+            except subprocess.TimeoutExpired:
+                bot.kill()
+        await server.stop(1)
+
+
+def bench_referee(seconds: float = 5.0, games_at_once: int = 32) -> RefereeFigures:
+    """Measure (a), (b) and (c)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        echo = measure_echo(seconds, os.path.join(folder, "port"))
+    single = asyncio.run(measure_referee(seconds, 1))
+    many = asyncio.run(measure_referee(seconds, games_at_once))
+    return RefereeFigures(echo, single, many, games_at_once)
+
+
+def main(argv: list[str]) -> None:
+    """Worker roles (see the module docstring)."""
+    role, *args = argv
+    if role == "echo-server":
+        asyncio.run(_echo_server(args[0]))
+    elif role == "echo-client":
+        asyncio.run(_echo_client(int(args[0]), float(args[1])))
+    elif role == "trivial-bot":
+        asyncio.run(_trivial_bot(args[0], args[1], args[2]))
+    else:
+        raise SystemExit(f"unknown role {role!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
