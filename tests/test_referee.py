@@ -563,6 +563,13 @@ def _check_legal(request: pb.DecisionRequest, game: Game, seat: int) -> None:
         assert request.legal.replace.max_discard == game.replace_limit(seat)
 
 
+def _check_request(request: pb.DecisionRequest, game: Game, seat: int) -> None:
+    assert _actual_view(request.view) == _expected_view(game, seat), (
+        f"request {request.request_id} to seat {seat} differs from what it may know"
+    )
+    _check_legal(request, game, seat)
+
+
 def check_no_hidden_information(
     report: Any, messages: dict[int, list[tuple[bytes, pb.RefereeMessage]]], seats: dict[int, str]
 ) -> int:
@@ -588,15 +595,15 @@ def check_no_hidden_information(
     game = Game(Ruleset.from_dict(record["ruleset"]), int(record["seed"]))
     seen = [0, 0]
     for entry in record["actions"]:
-        seat = entry["seat"]
-        if "forfeit" in entry:
+        if "forfeit" in entry:  # a refused answer: its request saw the state as it is now
+            for seat in (0, 1):
+                for request in requests[seat][seen[seat]:]:
+                    _check_request(request, game, seat)
+                    seen[seat] += 1
             break
-        request = requests[seat][seen[seat]]
+        seat = entry["seat"]
+        _check_request(requests[seat][seen[seat]], game, seat)
         seen[seat] += 1
-        assert _actual_view(request.view) == _expected_view(game, seat), (
-            f"request {request.request_id} to seat {seat} differs from what it may know"
-        )
-        _check_legal(request, game, seat)
         if "replace" in entry:
             game.apply(seat, Replace(tuple(entry["replace"])))
         elif "duel" in entry:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import click
@@ -50,6 +51,47 @@ def run(
             "move_timeout_s": move_timeout, "time_bank_s": time_bank, "out": out,
         },
     )
+
+
+@main.command()
+@click.argument("first", metavar="A")
+@click.argument("second", metavar="B")
+@click.option("--games", "-n", default=10, show_default=True, help="Games (even).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Match seed.")
+@click.option("--concurrency", type=int, default=4, show_default=True, help="Games at once.")
+@click.option("--move-timeout", type=float, default=1.0, show_default=True, metavar="SECONDS",
+              help="Time per decision.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder (default: a new folder under tacocat-results/matches).")
+def play(first: str, second: str, games: int, seed: int, concurrency: int,
+         move_timeout: float, out: Path | None) -> None:
+    """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
+    example bot's name (random, greedy, search) or builtin:NAME."""
+    from tacocat_arena.tournament.cli import match_bots, run_command
+
+    bots = match_bots(first, second)
+    if out is None:
+        out = Path("tacocat-results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
+    run_command(
+        None, bots, resume=False, quiet=False,
+        overrides={"games_per_pairing": games, "seed": seed, "concurrency": concurrency,
+                   "move_timeout_s": move_timeout, "out": out},
+    )
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
+def replay(file: Path, game_id: str | None) -> None:
+    """A readable turn-by-turn account of a recorded game.
+
+    FILE is a tournament's games.jsonl or one game record (JSON).  The record is re-verified
+    against the rules first.
+    """
+    from tacocat_arena.tournament.cli import replay_command
+
+    for line in replay_command(file, game_id):
+        click.echo(line)
 
 
 @main.group()
@@ -101,3 +143,29 @@ def demo(games: int, seed: int) -> None:
         else:
             score["greedy" if winner == greedy_seat else "random"] += 1
     click.echo(f"greedy {score['greedy']} - {score['random']} random over {games} games")
+
+
+if __name__ == "__main__":
+    main()
+
+
+@bench.command("referee")
+@click.option("--seconds", default=5.0, show_default=True, help="Length of each measurement.")
+@click.option("--games-at-once", default=32, show_default=True, help="Games in flight for (c).")
+def bench_referee_command(seconds: float, games_at_once: int) -> None:
+    """(a) bare gRPC echo round trips/s, (b) referee decisions/s with one game, (c) with many
+    games at once; prints (b)/(a) and (c)/(b)."""
+    from tacocat_arena.bench_referee import bench_referee
+
+    figures = bench_referee(seconds, games_at_once)
+    click.echo(f"(a) bare grpcio bidi echo, 2 processes: {figures.echo_round_trips_per_s:,.0f} "
+               "round trips/s")
+    click.echo(f"(b) referee, 1 game, 2 bot processes:   {figures.decisions_per_s:,.0f} "
+               "decisions/s")
+    click.echo(f"(c) referee, {games_at_once} games at once:          "
+               f"{figures.decisions_per_s_concurrent:,.0f} decisions/s")
+    click.echo(f"(b)/(a) = {figures.overhead_ratio:.2f}   (c)/(b) = {figures.scaling_ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from tacocat_arena.engine import RecordError, replay
+from tacocat_arena.narrate import narrate
 from tacocat_arena.tournament.bots import BotStartError
-from tacocat_arena.tournament.config import ConfigError, TournamentConfig, load_config
+from tacocat_arena.tournament.config import (
+    BUILTIN_BOTS,
+    ConfigError,
+    TournamentConfig,
+    load_config,
+)
 from tacocat_arena.tournament.outputs import OUTPUT_FILES, write_outputs
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
@@ -106,3 +115,59 @@ def _resume_hint(config_file: Path | None, config: TournamentConfig) -> str:
     parts = [str(config_file)] if config_file else []
     parts.append(f"--out {config.out}")
     return " ".join(parts)
+
+
+def match_bots(first: str, second: str) -> list[str]:
+    """``--bot`` specs for ``tacocat-arena play A B``: names from the commands."""
+    specs = []
+    for index, text in enumerate((first, second)):
+        command = f"builtin:{text}" if text in BUILTIN_BOTS else text
+        if command.startswith("builtin:"):
+            name = command.removeprefix("builtin:")
+        else:
+            words = shlex.split(command) or [f"bot{index}"]
+            name = Path(words[-1]).stem or f"bot{index}"
+        specs.append([name, command])
+    if specs[0][0] == specs[1][0]:
+        specs[0][0] += "-A"
+        specs[1][0] += "-B"
+    return [f"{name}={command}" for name, command in specs]
+
+
+def replay_command(file: Path, game_id: str | None) -> Iterator[str]:
+    """Lines of ``tacocat-arena replay``: verify the record, then narrate it."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as error:
+        raise click.ClickException(f"cannot read {file}: {error.strerror}") from None
+    entries: list[dict[str, Any]] = []
+    try:
+        if file.suffix == ".jsonl":
+            entries = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            entries = [json.loads(text)]
+    except json.JSONDecodeError as error:
+        raise click.ClickException(f"{file} is not valid JSON: {error}") from None
+    if not entries:
+        raise click.ClickException(f"{file} holds no game")
+    if game_id is not None:
+        chosen = [e for e in entries if e.get("id") == game_id]
+        if not chosen:
+            ids = ", ".join(str(e.get("id")) for e in entries[:5])
+            raise click.ClickException(f"no game {game_id!r} in {file} (first ids: {ids}, ...)")
+        entry = chosen[0]
+    else:
+        entry = entries[0]
+    record = entry.get("record", entry)
+    names = entry.get("seats", ["seat 0", "seat 1"])
+    header = f"Game {entry.get('id', '?')}: {names[0]} (seat 0) vs {names[1]} (seat 1)"
+    yield header + f", seed {record.get('seed')}"
+    if record.get("unplayed"):
+        yield f"Not played: {record['unplayed']}"
+        return
+    try:
+        replay(record)
+        yield "(record re-verified against the rules: every action legal, every event matches)"
+    except RecordError as error:
+        yield f"WARNING: the record does not re-verify: {error}"
+    yield from narrate(record, names)

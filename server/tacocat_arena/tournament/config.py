@@ -124,6 +124,8 @@ class TournamentConfig:
             raise ConfigError(f"move_timeout: must be in (0, 3600] seconds, got {self.move_timeout_s}")
         if self.time_bank_s < 0:
             raise ConfigError(f"time_bank: must be >= 0 seconds, got {self.time_bank_s}")
+        if self.grace_ms < 0:
+            raise ConfigError(f"grace_ms: must be >= 0 milliseconds, got {self.grace_ms}")
         if self.max_restarts < 0:
             raise ConfigError(f"max_restarts: must be >= 0, got {self.max_restarts}")
 
