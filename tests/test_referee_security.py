@@ -247,7 +247,8 @@ def test_garbage_bytes_get_an_error_status_and_server_stays_up(after_hello: bool
                     for _ in range(10):
                         message = await asyncio.wait_for(call.read(), 5)
                         assert message is not grpc.aio.EOF, "stream ended with status OK"
-                assert raised.value.code() != grpc.StatusCode.OK
+                # Not OK (which would read as a normal end), and not UNKNOWN: a clear refusal.
+                assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT, raised.value
                 await h.wait_until(lambda: referee.live_session("a") is None, 5, "unregister")
             finally:
                 await channel.close()

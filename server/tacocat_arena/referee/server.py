@@ -15,6 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -137,6 +138,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             )
         except StopAsyncIteration:
             return
+        except DecodeError:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a valid BotMessage"
+            )
         if hello_message.WhichOneof("message") != "hello":
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message must be BotMessage.hello"
@@ -172,7 +177,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         session = BotSession(name=name, max_concurrent_games=limit)
         await referee.register(session)
         log.info("bot %s connected (session %s, %s)", name, session.session_id, hello.client_info)
-        reader = asyncio.create_task(self._read(request_iterator, session))
+        unreadable: list[str] = []  # set by _read when the bot sends bytes that do not parse
+        reader = asyncio.create_task(self._read(request_iterator, session, unreadable))
         try:
             yield pb.RefereeMessage(
                 welcome=pb.Welcome(
@@ -185,12 +191,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             )
             while (message := await session.outbox.get()) is not None:
                 yield message
+            if unreadable:  # end with an error status, not OK: this was no normal end
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, unreadable[0])
         finally:
             reader.cancel()
             await referee.unregister(session)
             log.info("bot %s disconnected (session %s)", name, session.session_id)
 
-    async def _read(self, requests: AsyncIterator[pb.BotMessage], session: BotSession) -> None:
+    async def _read(
+        self, requests: AsyncIterator[pb.BotMessage], session: BotSession, unreadable: list[str]
+    ) -> None:
         try:
             async for message in requests:
                 case = message.WhichOneof("message")
@@ -208,8 +218,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                     )
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
-        except Exception:  # a broken stream must never take the referee down
+        except Exception as error:  # a broken stream must never take the referee down
             log.exception("reading from bot %s failed", session.name)
+            unreadable.append(f"cannot read the bot's stream: {type(error).__name__}: {error}")
         finally:
             await self.referee.unregister(session)
 

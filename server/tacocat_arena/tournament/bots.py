@@ -151,3 +151,37 @@ class BotProcess:
         except OSError:
             return "  (no output)"
         return "\n".join("  " + line for line in lines[-_TAIL_LINES:]) or "  (no output)"
+
+
+class ExternalBot:
+    """A bot that connects by itself (``tacocat-arena serve``): nothing to start or stop."""
+
+    def __init__(self, spec: BotSpec) -> None:
+        self.spec = spec
+
+    async def start(self) -> None:
+        """Nothing to start: the bot connects from elsewhere."""
+
+    async def wait_connected(self, referee: Referee, timeout: float) -> None:
+        """Wait for the bot's session; BotStartError if it does not come."""
+        try:
+            await referee.wait_for_session(self.spec.name, timeout)
+        except TimeoutError:
+            raise BotStartError(
+                f"bot {self.spec.name!r} did not connect within {timeout:g} s"
+            ) from None
+
+    async def ensure_running(self, referee: Referee, timeout: float, max_restarts: int) -> bool:
+        """Wait (up to ``timeout``) for the bot to be connected; False if it does not come."""
+        try:
+            await referee.wait_for_session(self.spec.name, timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def has_exited(self, within: float) -> bool:
+        """A remote bot has no process to lose: its losses are disconnects."""
+        return False
+
+    async def stop(self, grace: float = 3.0) -> None:
+        """Nothing to stop."""

@@ -6,6 +6,7 @@ import asyncio
 import json
 import shlex
 import time
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,21 @@ from tacocat_arena.tournament.tables import GameResult, render_crosstable, rende
 
 def run_command(
     config_file: Path | None, bots: Sequence[str], *, overrides: Mapping[str, Any],
-    resume: bool, quiet: bool,
+    resume: bool, quiet: bool, serve_at: tuple[str, int] | None = None,
+    tokens: Mapping[str, str] | None = None,
 ) -> None:
-    """``tacocat-arena run``: load, play, write, show."""
+    """``tacocat-arena run`` (and ``serve``): load, play, write, show."""
     console = Console(stderr=False)
     try:
-        config = load_config(config_file, overrides, bots)
+        config = load_config(config_file, overrides, bots, external_ok=serve_at is not None)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
+    if serve_at is not None:
+        missing = [b.name for b in config.bots if b.is_external and b.name not in (tokens or {})]
+        if missing:
+            raise click.ClickException(
+                f"no token for {', '.join(missing)}: add name = \"token\" lines to --tokens"
+            )
     try:
         store = TournamentStore(config.out)
         store.claim(config.fingerprint(), resume=resume)
@@ -60,7 +68,7 @@ def run_command(
     started = time.monotonic()
     outcome: TournamentRun | None = None
     try:
-        outcome = _run_with_progress(config, store, console, quiet)
+        outcome = _run_with_progress(config, store, console, quiet, serve_at, tokens)
     except BotStartError as error:
         store.close()
         raise click.ClickException(str(error)) from None
@@ -87,7 +95,8 @@ def run_command(
 
 
 def _run_with_progress(
-    config: TournamentConfig, store: TournamentStore, console: Console, quiet: bool
+    config: TournamentConfig, store: TournamentStore, console: Console, quiet: bool,
+    serve_at: tuple[str, int] | None, tokens: Mapping[str, str] | None,
 ) -> TournamentRun:
     progress = Progress(
         TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
@@ -107,8 +116,23 @@ def _run_with_progress(
         rate = (done - first_done) / max(1e-9, time.monotonic() - started)
         progress.update(task_id, completed=done, rate=f"{rate:.1f} games/s")
 
+    host, port = serve_at or ("127.0.0.1", 0)
+
+    def on_listening(bound: int) -> None:
+        if serve_at is not None:
+            waiting = ", ".join(b.name for b in config.bots if b.is_external)
+            progress.console.print(
+                f"Referee listening on {host}:{bound}; waiting up to "
+                f"{config.connect_timeout_s:g} s for: {waiting}"
+            )
+
     with progress:
-        return asyncio.run(run_tournament(config, store, on_start=on_start, on_game=on_game))
+        return asyncio.run(
+            run_tournament(
+                config, store, on_start=on_start, on_game=on_game, host=host, port=port,
+                tokens=tokens, on_listening=on_listening,
+            )
+        )
 
 
 def _resume_hint(config_file: Path | None, config: TournamentConfig) -> str:
@@ -171,3 +195,25 @@ def replay_command(file: Path, game_id: str | None) -> Iterator[str]:
     except RecordError as error:
         yield f"WARNING: the record does not re-verify: {error}"
     yield from narrate(record, names)
+
+
+def serve_command(
+    host: str, port: int, tokens_file: Path, schedule_file: Path | None, *,
+    overrides: Mapping[str, Any], resume: bool,
+) -> None:
+    """``tacocat-arena serve``: a tournament whose bots connect by themselves."""
+    try:
+        with open(tokens_file, "rb") as handle:
+            tokens = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise click.ClickException(f"cannot read tokens file {tokens_file}: {error}") from None
+    bad = [name for name, token in tokens.items() if not isinstance(token, str) or len(token) < 8]
+    if bad:
+        raise click.ClickException(
+            f"{tokens_file}: the token of {bad[0]!r} must be a string of at least 8 characters"
+        )
+    bots = [] if schedule_file else [f"{name}=" for name in tokens]
+    run_command(
+        schedule_file, bots, overrides=overrides, resume=resume, quiet=False,
+        serve_at=(host, port), tokens=tokens,
+    )

@@ -43,7 +43,12 @@ class BotSpec:
     """A participant: its name and the command that starts it."""
 
     name: str
-    command: str  # a shell-style command line, or builtin:NAME
+    command: str  # a shell-style command line, or builtin:NAME; "" = connects by itself
+
+    @property
+    def is_external(self) -> bool:
+        """True for a bot that connects by itself (``tacocat-arena serve``)."""
+        return not self.command
 
     def argv(self) -> list[str]:
         """The command as an argument list (builtins run with this Python)."""
@@ -53,7 +58,7 @@ class BotSpec:
         return shlex.split(self.command)
 
     @classmethod
-    def parse(cls, text: str) -> BotSpec:
+    def parse(cls, text: str, *, external_ok: bool = False) -> BotSpec:
         """Parse ``NAME=COMMAND`` (the --bot flag)."""
         name, sep, command = text.partition("=")
         if not sep:
@@ -61,17 +66,22 @@ class BotSpec:
                 f"--bot {text!r}: expected NAME=COMMAND, e.g. mybot='python mybot.py' or "
                 "greedy=builtin:greedy"
             )
-        return cls.checked(name.strip(), command.strip())
+        return cls.checked(name.strip(), command.strip(), external_ok=external_ok)
 
     @classmethod
-    def checked(cls, name: str, command: str) -> BotSpec:
-        """A validated spec."""
+    def checked(cls, name: str, command: str, *, external_ok: bool = False) -> BotSpec:
+        """A validated spec (an empty command only where bots connect by themselves)."""
         if not name or len(name) > 64 or not set(name) <= _NAME_CHARS:
             raise ConfigError(
                 f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.' or '+'"
             )
+        if not command and external_ok:
+            return cls(name, "")
         if not command:
-            raise ConfigError(f"bot {name!r}: the command is empty")
+            raise ConfigError(
+                f"bot {name!r}: the command is empty (only `tacocat-arena serve` takes bots "
+                "that connect by themselves)"
+            )
         if command.startswith("builtin:") and command.removeprefix("builtin:") not in BUILTIN_BOTS:
             choices = ", ".join(f"builtin:{b}" for b in BUILTIN_BOTS)
             raise ConfigError(f"bot {name!r}: unknown {command!r}; the built-ins are {choices}")
@@ -176,10 +186,14 @@ _KEYS = {
 }
 
 
-def load_config(path: Path | None, overrides: Mapping[str, Any], extra_bots: Sequence[str]) -> TournamentConfig:
+def load_config(
+    path: Path | None, overrides: Mapping[str, Any], extra_bots: Sequence[str], *,
+    external_ok: bool = False,
+) -> TournamentConfig:
     """Read ``path`` (or the demo config shipped with the package when None), then apply the
     command-line ``overrides`` (non-None values win) and ``--bot`` flags (they replace the
-    file's bots)."""
+    file's bots).  ``external_ok`` admits bots without a command (they connect by
+    themselves, as under ``tacocat-arena serve``)."""
     if path is None:
         text = resources.files("tacocat_arena").joinpath("data/demo.toml").read_text()
         source, base_dir = "the built-in demo config", Path.cwd()
@@ -198,9 +212,9 @@ def load_config(path: Path | None, overrides: Mapping[str, Any], extra_bots: Seq
         raise ConfigError(
             f"{source}: unknown key {unknown[0]!r}; known keys are {', '.join(sorted(_KEYS))}"
         )
-    bots = [_bot_from_toml(entry, source) for entry in data.get("bots", [])]
+    bots = [_bot_from_toml(entry, source, external_ok) for entry in data.get("bots", [])]
     if extra_bots:
-        bots = [BotSpec.parse(text) for text in extra_bots]
+        bots = [BotSpec.parse(text, external_ok=external_ok) for text in extra_bots]
     try:
         ruleset = DEFAULT_RULESET.with_overrides(data.get("ruleset", {}))
     except RulesetError as error:
@@ -247,9 +261,11 @@ def _typed(data: Mapping[str, Any], key: str, kind: Any, default: Any, source: s
     return value
 
 
-def _bot_from_toml(entry: Any, source: str) -> BotSpec:
+def _bot_from_toml(entry: Any, source: str, external_ok: bool) -> BotSpec:
     if not isinstance(entry, Mapping) or set(entry) - {"name", "command"}:
         raise ConfigError(
             f'{source}: each [[bots]] entry needs exactly name = "..." and command = "..."'
         )
-    return BotSpec.checked(str(entry.get("name", "")), str(entry.get("command", "")))
+    return BotSpec.checked(
+        str(entry.get("name", "")), str(entry.get("command", "")), external_ok=external_ok
+    )

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.referee import GameReport, Referee, start_server
-from tacocat_arena.tournament.bots import BotProcess
+from tacocat_arena.tournament.bots import BotProcess, ExternalBot
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.schedule import PlannedGame, round_robin
 from tacocat_arena.tournament.storage import TournamentStore
@@ -41,8 +41,16 @@ async def run_tournament(
     *,
     on_start: Callable[[int, int], None] = lambda total, done: None,
     on_game: ProgressCallback = lambda result, done, total: None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tokens: Mapping[str, str] | None = None,
+    on_listening: Callable[[int], None] = lambda port: None,
 ) -> TournamentRun:
-    """Play every planned game missing from ``store``; see the module docstring."""
+    """Play every planned game missing from ``store``; see the module docstring.
+
+    Bots with a command are started here with generated tokens; bots without one
+    (``tacocat-arena serve``) connect by themselves with their token from ``tokens``.
+    """
     names = [bot.name for bot in config.bots]
     plan = round_robin(names, config.games_per_pairing, config.seed)
     finished = store.finished_ids()
@@ -51,20 +59,27 @@ async def run_tournament(
     if not todo:
         return TournamentRun(len(plan), len(plan), 0)
 
-    tokens = {name: secrets.token_urlsafe(24) for name in names}
-    processes: dict[str, BotProcess] = {}
+    secrets_by_name = {name: secrets.token_urlsafe(24) for name in names}
+    secrets_by_name.update(tokens or {})
+    processes: dict[str, BotProcess | ExternalBot] = {}
 
     async def classify_disconnect(name: str) -> Termination:
         crashed = await processes[name].has_exited(within=1.0)
         return Termination.FORFEIT_CRASH if crashed else Termination.FORFEIT_DISCONNECT
 
-    referee = Referee(tokens, config.referee_settings, classify_disconnect=classify_disconnect)
-    server, port = await start_server(referee, "127.0.0.1", 0)
+    referee = Referee(
+        secrets_by_name, config.referee_settings, classify_disconnect=classify_disconnect
+    )
+    server, port = await start_server(referee, host, port)
+    on_listening(port)
     log_dir = config.out / "logs"
     for bot in config.bots:
+        if bot.is_external:
+            processes[bot.name] = ExternalBot(bot)
+            continue
         processes[bot.name] = BotProcess(
-            bot, token=tokens[bot.name], address=f"127.0.0.1:{port}", log_dir=log_dir,
-            cwd=config.base_dir,
+            bot, token=secrets_by_name[bot.name], address=f"127.0.0.1:{port}",
+            log_dir=log_dir, cwd=config.base_dir,
         )
     done = len(plan) - len(todo)
     played = 0
@@ -102,7 +117,7 @@ async def run_tournament(
 
 
 async def _play_one(
-    planned: PlannedGame, referee: Referee, processes: dict[str, BotProcess],
+    planned: PlannedGame, referee: Referee, processes: dict[str, BotProcess | ExternalBot],
     config: TournamentConfig,
 ) -> GameReport:
     """Play one planned game, restarting dead bots first; a bot past its restarts forfeits."""
@@ -111,9 +126,12 @@ async def _play_one(
             referee, config.connect_timeout_s, config.max_restarts
         )
         if not alive:
+            if isinstance(processes[name], ExternalBot):
+                detail = f"{name} (seat {seat}) was not connected; game not played"
+                return _unplayed(planned, seat, detail, Termination.FORFEIT_DISCONNECT)
             detail = (f"{name} (seat {seat}) crashed more than {config.max_restarts} times; "
                       "game not played")
-            return _unplayed(planned, seat, detail)
+            return _unplayed(planned, seat, detail, Termination.FORFEIT_CRASH)
     try:
         return await referee.play(
             planned.game_id, planned.seats, seed=planned.seed, ruleset=config.ruleset,
@@ -123,12 +141,15 @@ async def _play_one(
         # A bot vanished between the check and the start: count it as its crash.
         for seat, name in enumerate(planned.seats):
             if referee.live_session(name) is None:
-                return _unplayed(planned, seat, f"{name} (seat {seat}) is not connected")
+                detail = f"{name} (seat {seat}) is not connected"
+                return _unplayed(planned, seat, detail, Termination.FORFEIT_DISCONNECT)
         raise
 
 
-def _unplayed(planned: PlannedGame, seat: int, detail: str) -> GameReport:
-    outcome = Outcome(Termination.FORFEIT_CRASH, 1 - seat)
+def _unplayed(
+    planned: PlannedGame, seat: int, detail: str, termination: Termination
+) -> GameReport:
+    outcome = Outcome(termination, 1 - seat)
     record = {"format": "tacocat-game-record", "version": 1, "seed": planned.seed,
               "result": outcome.result(), "termination": outcome.termination.value,
               "winner": outcome.winner, "rounds": 0, "actions": [], "events": [],
