@@ -11,7 +11,7 @@ the action that won the most rounds there.  One imagined world (a *determinizati
      for both seats (fast and deterministic), scoring +1 for a round won, -1 lost, 0 tied.
 
 Every candidate is tried in the same worlds, so luck cancels out of the comparison.  The
-``budget`` is the number of rollouts per decision (about 30 ms at the default 200); the
+``budget`` is the number of rollouts per decision (about 20 ms at the default 150); the
 ``seed`` makes the bot reproducible.  Candidates: every legal attack and duel value, the
 distinct outcomes of the possible defences, and a handful of replace ideas.  The greedy
 choice is always listed first, so it wins ties.
@@ -24,7 +24,14 @@ from collections import Counter
 from itertools import islice
 
 from tacocat_arena.engine import (
-    Attack, DecisionKind, Defend, Duel, Game, Replace, build_view, enumerate_defences,
+    Attack,
+    DecisionKind,
+    Defend,
+    Duel,
+    Game,
+    Replace,
+    build_view,
+    enumerate_defences,
 )
 from tacocat_arena.policies import GreedyPolicy
 from tacocat_bot import Bot, run
@@ -35,7 +42,7 @@ GREEDY = GreedyPolicy()
 class SearchBot(Bot):
     name = "search"
 
-    def __init__(self, budget: int = 200, seed: int | None = None) -> None:
+    def __init__(self, budget: int = 150, seed: int | None = None) -> None:
         self.budget = budget
         self.rng = random.Random(seed)
 

@@ -35,7 +35,9 @@ def make(stem: str, **kwargs: int) -> Bot:
 
 
 @pytest.mark.parametrize("stem", sorted(SCRIPTS))
-def test_script_imports_and_its_main_runs_the_bot(stem: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_script_imports_and_its_main_runs_the_bot(
+    stem: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Importing a script defines its bot and connects nowhere; run as a script, it hands
     one instance of that bot to ``tacocat_bot.run`` (replaced here by a recorder)."""
     started: list[Bot] = []

@@ -53,7 +53,9 @@ async def _reflect(
     return answers
 
 
-async def _arena_file_descriptors(channel: grpc.aio.Channel) -> list[descriptor_pb2.FileDescriptorProto]:
+async def _arena_file_descriptors(
+    channel: grpc.aio.Channel,
+) -> list[descriptor_pb2.FileDescriptorProto]:
     (answer,) = await _reflect(
         channel, reflection_pb2.ServerReflectionRequest(file_containing_symbol=ARENA)
     )
@@ -68,7 +70,8 @@ async def _arena_file_descriptors(channel: grpc.aio.Channel) -> list[descriptor_
 
 def test_reflection_lists_arena_and_health() -> None:
     async def body(channel: grpc.aio.Channel) -> list[str]:
-        (answer,) = await _reflect(channel, reflection_pb2.ServerReflectionRequest(list_services=""))
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        (answer,) = await _reflect(channel, request)
         return [service.name for service in answer.list_services_response.service]
 
     services = _with_referee(body)
@@ -124,7 +127,9 @@ def _dynamic_play(token_metadata: str) -> Callable[[grpc.aio.Channel], Awaitable
         pool = descriptor_pool.DescriptorPool()
         for proto in await _arena_file_descriptors(channel):
             pool.Add(proto)
-        bot_message = message_factory.GetMessageClass(pool.FindMessageTypeByName("tacocat.v1.BotMessage"))
+        bot_message = message_factory.GetMessageClass(
+            pool.FindMessageTypeByName("tacocat.v1.BotMessage")
+        )
         referee_message = message_factory.GetMessageClass(
             pool.FindMessageTypeByName("tacocat.v1.RefereeMessage")
         )

@@ -25,11 +25,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = REPO_ROOT / "example_bots" / "node"
 NODE_BOT = NODE_DIR / "bot.js"
 GREEDY_BOT = REPO_ROOT / "example_bots" / "greedy_bot.py"
-NODE = shutil.which("node")
+NODE_PATH = shutil.which("node")
+NODE = NODE_PATH or "node"
 
 
 def _skip_reason() -> str | None:
-    if NODE is None:
+    if NODE_PATH is None:
         return "node is not on PATH (install Node.js 18+ to test example_bots/node)"
     if not (NODE_DIR / "node_modules").is_dir():
         return "example_bots/node/node_modules is missing (run `npm ci` in example_bots/node)"
@@ -44,7 +45,9 @@ pytestmark = [
 NORMAL_ENDINGS = (Termination.GOAL, Termination.ROUND_CAP)
 
 
-async def _start_bot(argv: list[str], port: int, name: str, token: str) -> asyncio.subprocess.Process:
+async def _start_bot(
+    argv: list[str], port: int, name: str, token: str
+) -> asyncio.subprocess.Process:
     env = dict(
         os.environ, TACOCAT_ARENA_ADDRESS=f"127.0.0.1:{port}", TACOCAT_ARENA_TOKEN=token,
         TACOCAT_ARENA_BOT=name,
@@ -75,7 +78,9 @@ def test_node_bot_plays_greedy_sdk_bot() -> None:
         referee = Referee(tokens, RefereeSettings(clock=ClockSettings(decision_ms=2000)))
         server, port = await start_server(referee)
         node = await _start_bot([NODE, str(NODE_BOT)], port, "node", tokens["node"])
-        greedy = await _start_bot([sys.executable, str(GREEDY_BOT)], port, "greedy", tokens["greedy"])
+        greedy = await _start_bot(
+            [sys.executable, str(GREEDY_BOT)], port, "greedy", tokens["greedy"]
+        )
         try:
             await referee.wait_for_session("node", 30)
             await referee.wait_for_session("greedy", 30)

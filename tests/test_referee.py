@@ -84,7 +84,8 @@ def test_full_game_between_sdk_bot_processes(tmp_path: Path) -> None:
                 reason = report.outcome.termination.value
                 for seat, bot in enumerate((bot_a, bot_b)):
                     end = bot.game_ends()["g1"]
-                    assert (end["result"], end["reason"]) == (_expected_result(report, seat), reason)
+                    expected = (_expected_result(report, seat), reason)
+                    assert (end["result"], end["reason"]) == expected
                     assert bot.errors() == [], bot.errors()
 
                 await referee.end_all_sessions("done")
@@ -134,8 +135,9 @@ def test_one_session_plays_many_games_at_once(tmp_path: Path) -> None:
                 kinds = [e["event"] for e in bot_b.events()]
                 assert kinds[:8] == ["game_start"] * 8, kinds[:10]
                 starts = [e for e in bot_a.events() if e["event"] == "game_start"]
-                assert {(e["game_id"], e["seat"]) for e in starts if e["game_id"].startswith("self")} \
-                    == {("self/0", 0), ("self/1", 1)}
+                self_seats = {(e["game_id"], e["seat"]) for e in starts
+                              if e["game_id"].startswith("self")}
+                assert self_seats == {("self/0", 0), ("self/1", 1)}
                 assert bot_a.errors() == [] and bot_b.errors() == []
 
     h.run_async(scenario(), 50)
@@ -185,7 +187,7 @@ def test_both_seats_timing_out_in_a_simultaneous_decision() -> None:
 
     async def scenario() -> None:
         async with h.arena(settings) as (referee, port), h.raw_clients(port, 2) as clients:
-            for client, name in zip(clients, "ab"):
+            for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             report = await referee.play("both", ("a", "b"), seed=1, ruleset=DEFAULT_RULESET)
             assert report.outcome.termination is Termination.FORFEIT_TIMEOUT
@@ -195,7 +197,8 @@ def test_both_seats_timing_out_in_a_simultaneous_decision() -> None:
                 request = (await client.recv_case("decision_request")).decision_request
                 assert request.view.seat == seat
                 error = (await client.recv_case("error")).error
-                assert (error.code, error.outcome) == (pb.ERROR_CODE_TIMEOUT, pb.ERROR_OUTCOME_FORFEIT)
+                assert error.code == pb.ERROR_CODE_TIMEOUT
+                assert error.outcome == pb.ERROR_OUTCOME_FORFEIT
                 assert (error.game_id, error.request_id) == ("both", request.request_id)
                 end = (await client.recv_case("game_end")).game_end
                 assert (end.result, end.reason) == (pb.GAME_RESULT_DRAW, pb.END_REASON_TIMEOUT)
@@ -225,7 +228,7 @@ def test_illegal_attack_is_refused_with_its_rule(policy: FailurePolicy) -> None:
 
     async def scenario() -> None:
         async with h.arena(settings) as (referee, port), h.raw_clients(port, 2) as clients:
-            for client, name in zip(clients, "ab"):
+            for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             game = asyncio.create_task(
                 referee.play("ill", ("a", "b"), seed=3, ruleset=DEFAULT_RULESET)
@@ -248,9 +251,11 @@ def test_illegal_attack_is_refused_with_its_rule(policy: FailurePolicy) -> None:
                 log = [m.WhichOneof("message") for m in clients[offender].log]
                 assert log[-2:] == ["error", "game_end"], log
                 end = logs[offender].ends["ill"]
-                assert (end.result, end.reason) == (pb.GAME_RESULT_LOSS, pb.END_REASON_ILLEGAL_ACTION)
+                assert end.result == pb.GAME_RESULT_LOSS
+                assert end.reason == pb.END_REASON_ILLEGAL_ACTION
                 other_end = logs[1 - offender].ends["ill"]
-                assert other_end.result == pb.GAME_RESULT_WIN and other_end.winner_seat == 1 - offender
+                assert other_end.result == pb.GAME_RESULT_WIN
+                assert other_end.winner_seat == 1 - offender
                 assert logs[1 - offender].errors == []
                 assert report.outcome.termination is Termination.FORFEIT_ILLEGAL
                 assert report.forfeit_by == offender
@@ -388,7 +393,7 @@ def test_simultaneous_choices_are_hidden_until_both_commit(first: int) -> None:
 
     async def scenario() -> None:
         async with h.arena(RAW_SETTINGS) as (referee, port), h.raw_clients(port, 2) as clients:
-            for client, name in zip(clients, "ab"):
+            for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             game = asyncio.create_task(
                 referee.play("sim", ("a", "b"), seed=4, ruleset=DEFAULT_RULESET)
@@ -632,7 +637,7 @@ def check_no_hidden_information(
 def test_no_message_reveals_hidden_cards() -> None:
     async def scenario() -> None:
         async with h.arena(RAW_SETTINGS) as (referee, port), h.raw_clients(port, 2) as clients:
-            for client, name in zip(clients, "ab"):
+            for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             plays = [
                 referee.play(f"info{i}", ("a", "b") if i % 2 == 0 else ("b", "a"),
@@ -644,10 +649,10 @@ def test_no_message_reveals_hidden_cards() -> None:
             )
             checked = 0
             for report in reports:
-                by_seat = {
-                    seat: list(zip(clients["ab".index(name)].raw, clients["ab".index(name)].log))
-                    for seat, name in enumerate(report.seats)
-                }
+                by_seat = {}
+                for seat, name in enumerate(report.seats):
+                    client = clients["ab".index(name)]
+                    by_seat[seat] = list(zip(client.raw, client.log, strict=True))
                 checked += check_no_hidden_information(
                     report, by_seat, {0: report.game_id, 1: report.game_id}
                 )
@@ -664,7 +669,7 @@ def test_duplicate_and_unknown_replies_are_ignored_and_the_game_goes_on() -> Non
     async def scenario() -> None:
         async with h.arena(RAW_SETTINGS) as (referee, port), h.raw_clients(port, 2) as clients:
             client_a = clients[0]
-            for client, name in zip(clients, "ab"):
+            for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             first: list[pb.DecisionRequest] = []
 
@@ -721,7 +726,7 @@ def test_duplicate_and_unknown_replies_are_ignored_and_the_game_goes_on() -> Non
 def test_malformed_action_forfeits(answer: str) -> None:
     async def scenario() -> None:
         async with h.arena(RAW_SETTINGS) as (referee, port), h.raw_clients(port, 2) as clients:
-            for client, name in zip(clients, "ab"):
+            for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             bad: list[pb.DecisionRequest] = []
             wanted = {"wrong_case": pb.DECISION_KIND_REPLACE, "no_case": pb.DECISION_KIND_DUEL,
@@ -753,7 +758,8 @@ def test_malformed_action_forfeits(answer: str) -> None:
             (request,) = bad
             offender = request.view.seat
             (error,) = logs[offender].errors
-            assert (error.code, error.outcome) == (pb.ERROR_CODE_MALFORMED, pb.ERROR_OUTCOME_FORFEIT)
+            assert error.code == pb.ERROR_CODE_MALFORMED
+            assert error.outcome == pb.ERROR_OUTCOME_FORFEIT
             assert (error.game_id, error.request_id) == ("mal", request.request_id)
             end = logs[offender].ends["mal"]
             assert (end.result, end.reason) == (pb.GAME_RESULT_LOSS, pb.END_REASON_ILLEGAL_ACTION)

@@ -50,7 +50,9 @@ async def _refused(port: int, hello: pb.BotMessage | None, **kwargs: Any) -> grp
         await client.close()
 
 
-def _hello(name: str = "a", token: str | None = None, version: int = 1, **extra: Any) -> pb.BotMessage:
+def _hello(
+    name: str = "a", token: str | None = None, version: int = 1, **extra: Any
+) -> pb.BotMessage:
     token = h.TOKENS.get(name, "") if token is None else token
     return pb.BotMessage(
         hello=pb.Hello(protocol_version=version, bot_name=name, token=token, **extra)
@@ -60,7 +62,7 @@ def _hello(name: str = "a", token: str | None = None, version: int = 1, **extra:
 async def _play_one_game(referee: Any, port: int, game_id: str) -> Any:
     """A normal game between fresh sessions of a and b: the referee still serves."""
     async with h.raw_clients(port, 2) as clients:
-        for client, name in zip(clients, "ab"):
+        for client, name in zip(clients, "ab", strict=True):
             await client.connect(name)
         game = asyncio.create_task(
             referee.play(game_id, ("a", "b"), seed=1, ruleset=DEFAULT_RULESET)

@@ -93,10 +93,14 @@ function chooseDefence(view, options) {
 function decide(request) {
   const { view, legal } = request;
   switch (request.kind) {
-    case 'DECISION_KIND_REPLACE': return { replace: { discard: chooseReplace(view, legal.replace) } };
-    case 'DECISION_KIND_DUEL': return { duel: { card: chooseDuel(view, legal.duel) } };
-    case 'DECISION_KIND_ATTACK': return { attack: { cards: chooseAttack(view, legal.attack) } };
-    case 'DECISION_KIND_DEFEND': return { defend: { answers: chooseDefence(view, legal.defend) } };
+    case 'DECISION_KIND_REPLACE':
+      return { replace: { discard: chooseReplace(view, legal.replace) } };
+    case 'DECISION_KIND_DUEL':
+      return { duel: { card: chooseDuel(view, legal.duel) } };
+    case 'DECISION_KIND_ATTACK':
+      return { attack: { cards: chooseAttack(view, legal.attack) } };
+    case 'DECISION_KIND_DEFEND':
+      return { defend: { answers: chooseDefence(view, legal.defend) } };
     default: throw new Error(`unknown decision kind ${request.kind}`);
   }
 }
@@ -106,7 +110,9 @@ function fallback(request) {
   const { legal } = request;
   if (legal.duel) return { duel: { card: legal.duel.values[0] } };
   if (legal.attack) return { attack: { cards: legal.attack.attacks[0].cards } };
-  if (legal.defend) return { defend: { answers: legal.defend.cards.map(() => ({ sacrifice: true })) } };
+  if (legal.defend) {
+    return { defend: { answers: legal.defend.cards.map(() => ({ sacrifice: true })) } };
+  }
   return { replace: { discard: [] } };
 }
 
@@ -114,6 +120,8 @@ function fallback(request) {
 // The session: one bidirectional stream; messages of several games interleave.
 // ---------------------------------------------------------------------------------------
 
+// Per-game state, keyed by game_id (games interleave). The greedy plan needs none beyond the
+// request itself; a smarter bot would remember the opponent's play here.
 const games = new Map(); // game_id -> { seat, opponent } for the games in progress
 const tally = { WIN: 0, LOSS: 0, DRAW: 0, NO_CONTEST: 0 };
 let sessionEnded = false;
@@ -129,7 +137,10 @@ function fail(text) {
 
 // Every write goes through here. grpc-js serialises writes on one stream by itself.
 function send(call, msg) {
-  if (TRACE) console.error(`-> ${JSON.stringify(msg, (key, value) => (key === 'token' ? '***' : value))}`);
+  if (TRACE) {
+    const masked = (key, value) => (key === 'token' && value ? '***' : value); // hide the secret
+    console.error(`-> ${JSON.stringify(msg, masked)}`);
+  }
   call.write(msg);
 }
 
@@ -162,7 +173,7 @@ function onMessage(call, msg) {
     case 'error': { // a refused Action or a timeout; the stream goes on
       const e = msg.error;
       console.error(`node bot: referee error ${e.code} (${e.outcome}) in game ` +
-        `${e.game_id || '-'} request ${e.request_id}: ${e.rule_id} ${e.message}`);
+        `${e.game_id || '-'} request ${e.request_id}: ${e.message}`);
       break;
     }
     case 'game_end': {
@@ -206,14 +217,14 @@ function main() {
     });
     // The stream ended with status OK: normally right after SessionEnd.
     call.on('end', () => {
-      if (!sessionEnded) console.error('node bot: the referee closed the stream without SessionEnd');
+      if (!sessionEnded) console.error('node bot: the stream ended without a SessionEnd');
       client.close();
       process.exitCode = 0;
     });
     send(call, {
       hello: {
         protocol_version: 1, bot_name: BOT_NAME, token: TOKEN,
-        client_info: `tacocat node example bot (node ${process.version}, grpc-js ${GRPC_JS_VERSION})`,
+        client_info: `node example bot (node ${process.version}, grpc-js ${GRPC_JS_VERSION})`,
         max_concurrent_games: 0, // let the referee decide
       },
     });

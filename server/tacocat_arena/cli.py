@@ -177,9 +177,6 @@ def demo(games: int, seed: int) -> None:
     click.echo(f"greedy {score['greedy']} - {score['random']} random over {games} games")
 
 
-if __name__ == "__main__":
-    main()
-
 
 @bench.command("referee")
 @click.option("--seconds", default=5.0, show_default=True, help="Length of each measurement.")

@@ -18,6 +18,7 @@ from tacocat_arena.engine import (
     Duel,
     Replace,
     SeatView,
+    distinct_values,
     legal_attacks,
     sample_defence,
 )
@@ -46,7 +47,7 @@ class RandomPolicy:
         # int(random() * n) is uniform to within 2**-53: far cheaper than randrange.
         random_float = self.rng.random
         if kind is DecisionKind.DUEL:
-            values = sorted(set(view.hand))
+            values = distinct_values(view.hand)
             return Duel(values[int(random_float() * len(values))])
         if kind is DecisionKind.ATTACK:
             attacks = legal_attacks(view.hand)
@@ -54,7 +55,15 @@ class RandomPolicy:
         if kind is DecisionKind.DEFEND:
             return Defend(sample_defence(view.current_attack, view.hand, self.rng))
         count = int(random_float() * (view.max_replace + 1))
-        return Replace(tuple(self.rng.sample(view.hand, count)) if count else ())
+        if not count:
+            return Replace(())
+        # A uniform random subset of `count` cards: a partial Fisher-Yates shuffle.
+        cards = list(view.hand)
+        size = len(cards)
+        for index in range(count):
+            pick = index + int(random_float() * (size - index))
+            cards[index], cards[pick] = cards[pick], cards[index]
+        return Replace(tuple(cards[:count]))
 
 
 class GreedyPolicy:

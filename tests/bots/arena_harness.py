@@ -233,10 +233,6 @@ class RawClient:
         assert message.WhichOneof("message") == case, f"expected {case}, got {message}"
         return message
 
-    def pending(self) -> list[pb.RefereeMessage]:
-        """Messages already received and not yet taken by ``recv`` (does not take them)."""
-        return [m for m in list(self._inbox._queue) if m is not None]  # noqa: SLF001
-
     async def rejected(self, timeout: float = 5.0) -> grpc.aio.AioRpcError:
         """Wait for the stream to end with an error status (no Welcome) and return it."""
         await asyncio.wait_for(self.ended.wait(), timeout)
@@ -326,7 +322,9 @@ async def play_raw(
                     action = await action
             if action is False:
                 continue
-            await client.answer(action if action is not None else client.random_action(request, rng))
+            if action is None:
+                action = client.random_action(request, rng)
+            await client.answer(action)
     raise AssertionError(f"no end after {max_messages} messages")
 
 

@@ -14,6 +14,7 @@ from tacocat_arena.engine.legal import (
     check_attack_shape,
     check_defence,
     defence_options,
+    distinct_values,
     enumerate_defences,
     legal_attacks,
     sample_defence,
@@ -51,7 +52,7 @@ __all__ = [
     "DecisionKind", "Defend", "Duel", "Event", "Forfeit", "Game", "IllegalActionError",
     "InvalidActionError", "LegalOptions", "Outcome", "RecordError", "Replace", "RoundResult", "Ruleset",
     "RulesetError", "Seat", "SeatView", "Termination", "TieRule", "build_view",
-    "check_attack_shape", "check_defence", "defence_options", "enumerate_defences",
+    "check_attack_shape", "check_defence", "defence_options", "distinct_values", "enumerate_defences",
     "legal_attacks", "legal_options", "other", "public_event", "replay", "round_deck", "sample_defence",
     "to_record",
 ]

@@ -68,8 +68,9 @@ def _shuffled(ruleset: Ruleset, rng: random.Random) -> list[Card]:
     """Sort the deck by one fresh float per card: a uniform shuffle that always draws
     exactly ``deck_size`` numbers, which is what keeps rounds independent of play."""
     draw = rng.random
-    keyed = sorted([(draw(), card) for card in ruleset.cards()])
-    return [card for _, card in keyed]
+    cards = ruleset.cards()
+    keys = [draw() for _ in cards]
+    return [cards[i] for i in sorted(range(len(cards)), key=keys.__getitem__)]
 
 
 class Game:
@@ -186,10 +187,10 @@ class Game:
     def apply(self, seat: Seat, action: Action) -> None:
         """Validate and apply ``seat``'s action; raise ``ActionError`` and change nothing if
         it is not legal now."""
-        kind = ACTION_KIND.get(type(action))  # keyed by type: hashing an Enum is slow
-        if kind is not self.phase or seat not in self.pending:
-            self._refuse(seat, action, kind)
-        _HANDLERS[type(action)](self, seat, action)
+        entry = _DISPATCH.get(type(action))  # keyed by type: hashing an Enum is slow
+        if entry is None or entry[0] is not self.phase or seat not in self.pending:
+            self._refuse(seat, action, ACTION_KIND.get(type(action)))
+        entry[1](self, seat, action)  # type: ignore[index]
 
     def forfeit(self, seat: Seat | None, termination: Termination, detail: str = "") -> None:
         """End the game with ``seat`` losing by a referee-imposed ``termination``; ``None``
@@ -232,7 +233,10 @@ class Game:
                 rule, f"may replace at most {limit} cards now, not {len(cards)}"
             )
         rest = legal.remove_cards(self.hands[seat], cards, "R1")
-        committed = sum(len(c.cards) for c in self._committed.values())  # type: ignore[union-attr]
+        committed = (
+            sum(len(c.cards) for c in self._committed.values())  # type: ignore[union-attr]
+            if self._committed else 0
+        )
         if committed + len(cards) > len(self.draw_pile):
             # Only a hand-built position (from_position) can hold so short a pile (C3).
             raise IllegalActionError(
@@ -321,22 +325,20 @@ class Game:
         self.pending = _ONLY[1 - seat]
 
     def _defend(self, seat: Seat, action: Defend) -> None:
-        answers = action.answers
+        answers = tuple(action.answers)
         attack = self.current_attack
         rest = legal.check_defence(attack, answers, self.hands[seat])
         self.decisions += 1
         self.actions.append((seat, action))
-        sacrificed: list[Card] = []
-        for answer in answers:
-            if answer is None:
-                sacrificed.append(rest.pop(0))  # P4: the lowest card not named
-        self.hands[seat] = tuple(rest)
-        self.discards += tuple(a for a in answers if a is not None) + tuple(sacrificed)
-        attacker = 1 - seat
-        trick_winner = attacker if sacrificed else seat  # P2, P5
+        sacrifices = answers.count(None)
+        sacrificed = tuple(rest[:sacrifices])  # P4: the lowest cards not named, lowest first
+        rest = tuple(rest[sacrifices:])
+        self.hands[seat] = rest
+        self.discards += tuple(a for a in answers if a is not None) + sacrificed
+        trick_winner = 1 - seat if sacrifices else seat  # P2, P5
         self._log(
             {"type": "defend", "round": self.round, "seat": seat, "attack": attack,
-             "answers": tuple(answers), "sacrificed": tuple(sacrificed), "trick_winner": trick_winner}
+             "answers": answers, "sacrificed": sacrificed, "trick_winner": trick_winner}
         )
         self.current_attack = ()
         if len(rest) == 1:
@@ -431,9 +433,9 @@ class Game:
         self.round_events += (event,)
 
 
-_HANDLERS: dict[type, Callable[[Game, Seat, Any], None]] = {
-    Replace: Game._replace,
-    Duel: Game._duel,
-    Attack: Game._attack,
-    Defend: Game._defend,
+_DISPATCH: dict[type, tuple[DecisionKind, Callable[[Game, Seat, Any], None]]] = {
+    Replace: (DecisionKind.REPLACE, Game._replace),
+    Duel: (DecisionKind.DUEL, Game._duel),
+    Attack: (DecisionKind.ATTACK, Game._attack),
+    Defend: (DecisionKind.DEFEND, Game._defend),
 }

@@ -103,15 +103,29 @@ def check_defence(
             f"give one answer per attack card: the attack {_fmt(attack)} has {len(attack)} "
             f"cards, the defence has {len(answers)} answers",
         )
-    named = [answer for answer in answers if answer is not None]
-    rest = remove_cards(hand, named, "P4")
+    rest = list(hand)
     for attack_card, answer in zip(attack, answers):
-        if answer is not None and answer < attack_card:
+        if answer is None:
+            continue
+        if answer < attack_card:
             raise IllegalActionError(
                 "P2",
                 f"{answer} cannot defend {attack_card}: a defence needs an equal or higher card",
             )
+        try:
+            rest.remove(answer)
+        except ValueError:
+            named = [a for a in answers if a is not None]
+            raise IllegalActionError(
+                "P4", f"the defence names {_fmt(named)}, not all in your hand {_fmt(hand)}"
+            ) from None
     return rest
+
+
+@lru_cache(maxsize=65536)
+def distinct_values(hand: tuple[Card, ...]) -> tuple[Card, ...]:
+    """The distinct values of a hand, ascending (the legal duel cards, D1)."""
+    return tuple(sorted(set(hand)))
 
 
 def defence_options(attack: Sequence[Card], hand: Hand) -> tuple[tuple[Card, ...], ...]:

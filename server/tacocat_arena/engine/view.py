@@ -115,7 +115,7 @@ def legal_options(view: SeatView) -> LegalOptions | None:
     if kind is None:
         return None
     if kind is DecisionKind.DUEL:
-        return _new(LegalOptions, (kind, 0, tuple(sorted(set(hand))), (), ()))
+        return _new(LegalOptions, (kind, 0, legal.distinct_values(hand), (), ()))
     if kind is DecisionKind.ATTACK:
         return _new(LegalOptions, (kind, 0, (), legal.legal_attacks(hand), ()))
     if kind is DecisionKind.DEFEND:

@@ -43,7 +43,7 @@ from tacocat_arena.wire import (
     ruleset_to_pb,
 )
 
-_FAILURE_POLICY_PB = {
+FAILURE_POLICY_PB = {
     FailurePolicy.FORFEIT: pb.FAILURE_POLICY_FORFEIT,
     FailurePolicy.DEFAULT_ACTION: pb.FAILURE_POLICY_DEFAULT_ACTION,
 }
@@ -125,7 +125,7 @@ async def play_game(
                     game_id=seat.game_id, seat=seat.seat, opponent_name=names[1 - seat.seat],
                     ruleset=ruleset_to_pb(ruleset), decision_timeout_ms=clock.decision_ms,
                     time_bank_ms=clock.bank_ms,
-                    failure_policy=_FAILURE_POLICY_PB[settings.failure_policy],
+                    failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
                     match_info=match_info,
                 )
             )

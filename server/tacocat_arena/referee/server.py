@@ -10,6 +10,7 @@ with health checking and server reflection on, so generic gRPC tools can talk to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -23,7 +24,7 @@ from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena import __version__
 from tacocat_arena.engine import Ruleset, Termination
-from tacocat_arena.referee.match import GameReport, play_game
+from tacocat_arena.referee.match import FAILURE_POLICY_PB, GameReport, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
 from tacocat_arena.wire import PROTOCOL_VERSION
@@ -96,11 +97,16 @@ class Referee:
             if session is None:
                 raise LookupError(f"bot {name!r} is not connected")
             sessions.append(session)
-        return await play_game(
-            game_id, (sessions[0], sessions[1]), seed=seed, ruleset=ruleset,
-            settings=self.settings, match_info=match_info,
-            classify_disconnect=self.classify_disconnect,
-        )
+        async with contextlib.AsyncExitStack() as held:
+            # Each seat takes one of its session's game slots (Welcome.max_concurrent_games);
+            # taking them in name order means two games can never wait on each other.
+            for session in sorted(set(sessions), key=lambda s: s.name):
+                await held.enter_async_context(session.game_slots)
+            return await play_game(
+                game_id, (sessions[0], sessions[1]), seed=seed, ruleset=ruleset,
+                settings=self.settings, match_info=match_info,
+                classify_disconnect=self.classify_disconnect,
+            )
 
     async def end_all_sessions(self, message: str) -> None:
         """Say SessionEnd to every bot and close their streams."""
@@ -186,7 +192,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                     server_info=f"tacocat-arena/{__version__}",
                     decision_timeout_ms=settings.clock.decision_ms,
                     time_bank_ms=settings.clock.bank_ms, max_concurrent_games=limit,
-                    bot_name=name,
+                    bot_name=name, failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
                 )
             )
             while (message := await session.outbox.get()) is not None:

@@ -30,7 +30,7 @@ class _OpenRequest:
     future: asyncio.Future[pb.Action]
 
 
-@dataclass
+@dataclass(eq=False)  # identity semantics: a session is a live connection, not a value
 class BotSession:
     """The live connection of one bot identity."""
 
@@ -45,6 +45,10 @@ class BotSession:
         default_factory=collections.OrderedDict
     )
     _ended_games: set[str] = field(default_factory=set)
+    game_slots: asyncio.Semaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.game_slots = asyncio.Semaphore(max(1, self.max_concurrent_games))
 
     @property
     def is_open(self) -> bool:

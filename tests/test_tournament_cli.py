@@ -1,0 +1,376 @@
+"""``tacocat-arena run`` end to end: the real CLI in a subprocess, real bot processes.
+
+Each test writes a small TOML config into ``tmp_path`` and runs
+``python -m tacocat_arena.cli run CONFIG`` from another folder, so the tests also check that
+relative paths in a config (the bots' commands, ``out``) mean the config's folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tacocat_arena.engine import replay
+from tacocat_arena.tournament.schedule import round_robin
+from tacocat_arena.tournament.tables import STANDINGS_COLUMNS
+
+TINY_BOT = Path(__file__).parent / "tournament_bots" / "tiny_bot.py"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def write_config(folder: Path, bots: dict[str, str], **settings: object) -> Path:
+    """A config file in ``folder`` with ``bots`` (name -> command) and top-level ``settings``."""
+    lines = [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
+    for name, command in bots.items():
+        lines += ["", "[[bots]]", f"name = {json.dumps(name)}", f"command = {json.dumps(command)}"]
+    path = folder / "tournament.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cli_argv(*args: object) -> list[str]:
+    return [sys.executable, "-m", "tacocat_arena.cli", "run", *map(str, args)]
+
+
+def run_cli(*args: object, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``tacocat-arena run ARGS`` to the end (quiet, wide console so lines don't wrap)."""
+    env = dict(os.environ, COLUMNS="300")
+    return subprocess.run(
+        cli_argv(*args, "--quiet"), cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=timeout,
+    )
+
+
+def elsewhere(tmp_path: Path) -> Path:
+    """A working directory that is not the config's folder."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def read_games(out: Path) -> list[dict]:
+    with open(out / "games.jsonl", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def read_standings(out: Path) -> tuple[list[str], dict[str, dict[str, str]]]:
+    with open(out / "standings.csv", newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        return list(reader.fieldnames or []), {row["bot"]: row for row in rows}
+
+
+def db_rows(out: Path) -> dict[str, tuple]:
+    """Every committed game row of the tournament database, by game id (read-only)."""
+    path = out / "tournament.sqlite"
+    if not path.exists():
+        return {}
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    try:
+        return {row[0]: row for row in db.execute("SELECT * FROM games")}
+    except sqlite3.OperationalError:  # the table is not created yet
+        return {}
+    finally:
+        db.close()
+
+
+def processes_with(token: str) -> list[int]:
+    """Pids of live processes whose command line contains ``token`` (Linux /proc)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if token.encode() in cmdline:
+            pids.append(int(entry))
+    return pids
+
+
+def wait_no_processes(token: str, timeout: float = 15.0) -> list[int]:
+    """Wait for every process tagged ``token`` to exit; return (and kill) those left."""
+    deadline = time.monotonic() + timeout
+    while (left := processes_with(token)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
+
+
+def check_complete_outputs(out: Path, bots: list[str], games_per_pairing: int, seed: int) -> list[dict]:
+    """Check every output file of a finished tournament against the plan and each other."""
+    plan = round_robin(bots, games_per_pairing, seed)
+    pairings = len(bots) * (len(bots) - 1) // 2
+    games = read_games(out)
+
+    # games.jsonl: every planned game exactly once, with the planned seats and seed.
+    assert len(games) == len(plan) == pairings * games_per_pairing
+    ids = Counter(game["id"] for game in games)
+    assert set(ids) == {planned.game_id for planned in plan}
+    assert all(count == 1 for count in ids.values())
+    by_id = {planned.game_id: planned for planned in plan}
+    for game in games:
+        planned = by_id[game["id"]]
+        assert tuple(game["seats"]) == planned.seats
+        assert game["seed"] == planned.seed
+        record = game["record"]
+        assert record["seed"] == planned.seed
+        if "unplayed" in record:  # a bot past its restarts: the game was never dealt
+            continue
+        replayed = replay(record)  # raises RecordError if the record does not check out
+        assert replayed.outcome is not None
+        assert replayed.outcome.winner == game["winner"]
+        assert replayed.outcome.termination.value == game["reason"]
+        assert record["result"] == game["result"] == replayed.outcome.result()
+
+    # standings.csv: the columns, and every count recomputed from games.jsonl.
+    columns, standings = read_standings(out)
+    assert columns == list(STANDINGS_COLUMNS) == [
+        "rank", "bot", "games", "wins", "losses", "draws", "score", "elo", "elo_err",
+        "forfeits", "mean_decision_ms",
+    ]
+    assert set(standings) == set(bots)
+    tally = {bot: Counter() for bot in bots}
+    cross = {a: {b: Counter() for b in bots if b != a} for a in bots}
+    for game in games:
+        for seat, bot in enumerate(game["seats"]):
+            opponent = game["seats"][1 - seat]
+            outcome = "draws" if game["winner"] is None else (
+                "wins" if game["winner"] == seat else "losses"
+            )
+            tally[bot][outcome] += 1
+            cross[bot][opponent][outcome] += 1
+            forfeited = game["reason"] in {"timeout", "illegal_action", "disconnect", "crash"}
+            if forfeited and game["winner"] == 1 - seat:
+                tally[bot]["forfeits"] += 1
+    for bot in bots:
+        row = standings[bot]
+        assert int(row["games"]) == (len(bots) - 1) * games_per_pairing
+        for key in ("wins", "losses", "draws", "forfeits"):
+            assert int(row[key]) == tally[bot][key], (bot, key)
+        assert int(row["wins"]) + int(row["losses"]) + int(row["draws"]) == int(row["games"])
+        assert float(row["score"]) == tally[bot]["wins"] + 0.5 * tally[bot]["draws"]
+        assert row["elo"] and row["elo_err"]
+    assert sum(int(r["wins"]) for r in standings.values()) == sum(
+        int(r["losses"]) for r in standings.values()
+    )
+    assert sum(int(r["games"]) for r in standings.values()) == 2 * len(plan)
+    ranks = [int(standings[bot]["rank"]) for bot in sorted(bots, key=lambda b: -float(standings[b]["score"]))]
+    assert ranks == sorted(ranks)
+
+    # crosstable.csv: each cell is the row bot's w-l-d against the column bot.
+    with open(out / "crosstable.csv", newline="", encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    assert table[0] == ["bot", *bots, "score"]
+    assert [line[0] for line in table[1:]] == bots
+    for line in table[1:]:
+        row_bot = line[0]
+        for col_bot, cell in zip(bots, line[1:-1]):
+            if col_bot == row_bot:
+                assert cell == ""
+                continue
+            c = cross[row_bot][col_bot]
+            points = c["wins"] + 0.5 * c["draws"]
+            text = str(int(points)) if points.is_integer() else f"{points:.1f}"
+            assert cell == f"{c['wins']}-{c['losses']}-{c['draws']} ({text})"
+        assert float(line[-1]) == float(standings[row_bot]["score"])
+
+    # results.json and report.md: complete, and about every bot.
+    results = json.loads((out / "results.json").read_text())
+    assert results["metadata"]["complete"] is True
+    assert results["metadata"]["games_planned"] == results["metadata"]["games_played"] == len(plan)
+    assert results["metadata"]["seed"] == seed
+    assert {row["bot"] for row in results["standings"]} == set(bots)
+    for row in results["standings"]:
+        assert row["wins"] == tally[row["bot"]]["wins"]
+    report = (out / "report.md").read_text()
+    for bot in bots:
+        assert bot in report
+    return games
+
+
+# -- a small tournament ----------------------------------------------------------------------
+def test_small_tournament_outputs_agree_with_the_plan_and_each_other(tmp_path: Path) -> None:
+    shutil.copy(TINY_BOT, tmp_path / "tiny_bot.py")  # run by a path relative to the config
+    bots = {"rnd": "builtin:random", "greedy": "builtin:greedy", "tiny": "python tiny_bot.py"}
+    config = write_config(tmp_path, bots, games=4, seed=7, concurrency=4, out="results")
+
+    done = run_cli(config, cwd=elsewhere(tmp_path))
+
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "results"  # relative to the config's folder, not the working directory
+    names = {p.name for p in out.iterdir()} - {"tournament.sqlite-wal", "tournament.sqlite-shm"}
+    assert names == {"standings.csv", "crosstable.csv", "games.jsonl", "results.json",
+                     "report.md", "tournament.sqlite", "logs"}
+    games = check_complete_outputs(out, list(bots), games_per_pairing=4, seed=7)
+    assert len(games) == 12
+    assert all(game["reason"] in {"goal", "round_cap"} for game in games), [
+        (g["id"], g["reason"], g["detail"]) for g in games
+    ]
+    assert sorted(p.name for p in (out / "logs").iterdir()) == ["greedy.log", "rnd.log", "tiny.log"]
+    assert "12 games played" in done.stdout
+    assert len(db_rows(out)) == 12
+
+
+@pytest.mark.slow
+def test_demo_tournament_runs_without_a_config(tmp_path: Path) -> None:
+    """The demo (no config) takes about 20 s on two cores."""
+    done = run_cli("--out", tmp_path / "demo", cwd=tmp_path, timeout=180)
+    assert done.returncode == 0, done.stderr
+    check_complete_outputs(tmp_path / "demo", ["random", "greedy", "search"], 10, 2026)
+
+
+# -- kill -9 and --resume --------------------------------------------------------------------
+def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path) -> None:
+    token = f"tacocat-test-{uuid.uuid4().hex}"  # in every bot's command line, to find them
+    bots = {
+        "rnd": f"python -m example_bots.random_bot {token}",
+        "greedy": f"python -m example_bots.greedy_bot {token}",
+    }
+    config = write_config(tmp_path, bots, games=40, seed=11, concurrency=2, out="out")
+    out = tmp_path / "out"
+    cwd = elsewhere(tmp_path)
+    plan = round_robin(list(bots), 40, 11)
+
+    cli = subprocess.Popen(
+        cli_argv(config, "--quiet"), cwd=cwd, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(db_rows(out)) < 3:
+            assert cli.poll() is None, "the tournament ended before it could be killed"
+            assert time.monotonic() < deadline, "no games were committed within 60 s"
+            time.sleep(0.02)
+    finally:
+        os.killpg(cli.pid, signal.SIGKILL)
+        cli.wait()
+    # The bots run in their own sessions: they must notice the broken stream and exit.
+    assert wait_no_processes(token) == [], "bot processes outlived the killed tournament"
+
+    before = db_rows(out)
+    assert 3 <= len(before) < len(plan)
+    assert set(before) <= {planned.game_id for planned in plan}
+    assert not (out / "games.jsonl").exists()  # written only once the tournament is complete
+
+    refused = run_cli(config, cwd=cwd)
+    assert refused.returncode != 0
+    assert "--resume" in refused.stderr and "already holds" in refused.stderr
+
+    other = run_cli(config, "--seed", 12, "--resume", cwd=cwd)
+    assert other.returncode != 0
+    assert "another tournament" in other.stderr
+    assert db_rows(out) == before  # the refused runs changed nothing
+
+    resumed = run_cli(config, "--resume", cwd=cwd)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({len(before)} were already done)" in resumed.stdout
+    after = db_rows(out)
+    assert len(after) == len(plan)
+    assert set(after) == {planned.game_id for planned in plan}
+    for game_id, row in before.items():
+        assert after[game_id] == row  # games committed before the kill are untouched
+    check_complete_outputs(out, list(bots), 40, 11)
+    assert wait_no_processes(token) == []
+
+    # Resuming a complete tournament plays nothing and rewrites the same tables.
+    again = run_cli(config, "--resume", cwd=cwd)
+    assert again.returncode == 0, again.stderr
+    assert db_rows(out) == after
+
+
+# -- broken bots -----------------------------------------------------------------------------
+def test_missing_bot_command_is_a_clear_error(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path, {"ghost": "no-such-bot-command --fast", "good": "builtin:random"},
+        games=2, out="out",
+    )
+    done = run_cli(config, cwd=elsewhere(tmp_path))
+    assert done.returncode != 0
+    assert "ghost" in done.stderr and "command not found" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bot_that_exits_at_once_is_a_clear_error_with_its_stderr(tmp_path: Path) -> None:
+    command = "python -c \"import sys; print('boom', file=sys.stderr); sys.exit(3)\""
+    config = write_config(tmp_path, {"good": "builtin:random", "dud": command}, games=2, out="out")
+    done = run_cli(config, cwd=elsewhere(tmp_path))
+    assert done.returncode != 0
+    assert "'dud'" in done.stderr
+    assert "exited with code 3" in done.stderr
+    assert "boom" in done.stderr  # the tail of the bot's log
+    assert "Traceback" not in done.stderr
+
+
+def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:
+    shutil.copy(TINY_BOT, tmp_path / "tiny_bot.py")
+    bots = {
+        "greedy": "builtin:greedy",
+        # Crashes in its 31st decision (its second or third game), once: the flag file stops
+        # the restarted process from crashing again.
+        "crashy": "python tiny_bot.py --crash-after 30 --crash-flag crashed.flag",
+    }
+    config = write_config(tmp_path, bots, games=6, seed=3, concurrency=2, out="out")
+    done = run_cli(config, cwd=elsewhere(tmp_path))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    assert (tmp_path / "crashed.flag").exists()  # the bot's cwd is the config's folder
+    games = check_complete_outputs(out, list(bots), 6, 3)
+    crashed = [game for game in games if game["reason"] == "crash"]
+    assert crashed, [(g["id"], g["reason"]) for g in games]
+    for game in crashed:
+        seat = game["seats"].index("crashy")
+        assert game["winner"] == 1 - seat
+        assert "crashy" in game["detail"]
+        assert game["rounds"] >= 1  # a game in progress, not an unplayed one
+    assert sum(game["reason"] == "goal" for game in games) >= 1
+    log = (out / "logs" / "crashy.log").read_text()
+    assert "--- start #2" in log and "--- start #3" not in log
+
+
+# -- invalid configs -------------------------------------------------------------------------
+BOTS = {"a": "builtin:random", "b": "builtin:greedy"}
+
+
+@pytest.mark.parametrize(
+    ("settings", "extra", "args", "message"),
+    [
+        ({}, "", ["--games", 3], "games: must be an even number"),
+        ({"games": 5}, "", [], "games: must be an even number"),
+        ({"gmaes": 4}, "", [], "unknown key 'gmaes'"),
+        ({}, '[[bots]]\nname = "a"\ncommand = "builtin:search"\n', [], "repeated: a"),
+        ({}, "[ruleset]\nmax_rounds = 0\n", [], "max_rounds"),
+        ({}, "[ruleset]\ncolour = 1\n", [], "colour: unknown ruleset field"),
+        ({"failure_policy": "retry"}, "", [], "failure_policy 'retry'"),
+        ({}, '[[bots]]\nname = "c"\ncommand = "builtin:genius"\n', [], "unknown 'builtin:genius'"),
+    ],
+    ids=["odd-games-flag", "odd-games", "unknown-key", "duplicate-name", "bad-ruleset-value",
+         "unknown-ruleset-field", "bad-failure-policy", "unknown-builtin"],
+)
+def test_invalid_config_is_refused_with_a_message(
+    tmp_path: Path, settings: dict, extra: str, args: list, message: str
+) -> None:
+    config = write_config(tmp_path, BOTS, out="out", **settings)
+    config.write_text(config.read_text() + "\n" + extra)
+    done = run_cli(config, *args, cwd=elsewhere(tmp_path))
+    assert done.returncode != 0
+    assert message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()  # refused before anything was written
