@@ -33,8 +33,9 @@ class Policy(Protocol):
 
 
 class RandomPolicy:
-    """Uniform over each decision's options: a replace count then a random subset; a random
-    duel value; a random legal attack; a random answer per attack card."""
+    """Random over each decision's options: a uniformly random subset of the hand to replace
+    (a uniform count, then a subset, when R2 caps it); a random duel value; a random legal
+    attack; for each attack card a random fitting card or a sacrifice."""
 
     def __init__(self, rng: random.Random | None = None) -> None:
         self.rng = rng if rng is not None else random.Random(0)
@@ -54,12 +55,16 @@ class RandomPolicy:
             return Attack(attacks[int(random_float() * len(attacks))])
         if kind is DecisionKind.DEFEND:
             return Defend(sample_defence(view.current_attack, view.hand, self.rng))
+        hand = view.hand
+        size = len(hand)
+        if view.max_replace >= size:
+            # No cap: every subset of the hand's cards is equally likely.
+            mask = int(random_float() * (1 << size))
+            return Replace(tuple(card for i, card in enumerate(hand) if mask >> i & 1))
+        # Capped (R2): a uniform count, then a uniform subset of that many cards
+        # (a partial Fisher-Yates shuffle).
         count = int(random_float() * (view.max_replace + 1))
-        if not count:
-            return Replace(())
-        # A uniform random subset of `count` cards: a partial Fisher-Yates shuffle.
-        cards = list(view.hand)
-        size = len(cards)
+        cards = list(hand)
         for index in range(count):
             pick = index + int(random_float() * (size - index))
             cards[index], cards[pick] = cards[pick], cards[index]

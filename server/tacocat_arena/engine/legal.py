@@ -11,6 +11,7 @@ Every validator raises ``IllegalActionError`` with the rule ID and leaves its in
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
@@ -164,19 +165,14 @@ def sample_defence(
     attack: Sequence[Card], hand: Hand, rng: random.Random
 ) -> tuple[Card | None, ...]:
     """A random legal defence: each attack card in turn is defended by a random fitting
-    unused card, or sacrificed, with equal chance among those choices."""
-    pool = list(hand)
+    unused card (each card equally likely) or sacrificed, with equal chance among those."""
+    pool = sorted(hand)
     answers: list[Card | None] = []
     random_float = rng.random
     for card in attack:
-        choices = list({value for value in pool if value >= card})  # a set of ints iterates in a fixed order
-        pick = int(random_float() * (len(choices) + 1))
-        if pick == len(choices):
-            answers.append(None)
-        else:
-            value = choices[pick]
-            pool.remove(value)
-            answers.append(value)
+        first = bisect_left(pool, card)  # pool[first:] are the cards that can defend
+        pick = first + int(random_float() * (len(pool) - first + 1))
+        answers.append(pool.pop(pick) if pick < len(pool) else None)
     return tuple(answers)
 
 
