@@ -296,6 +296,46 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
     assert db_rows(out) == after
 
 
+def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) -> None:
+    token = f"tacocat-test-{uuid.uuid4().hex}"
+    bots = {
+        "rnd": f"python -m example_bots.random_bot {token}",
+        "greedy": f"python -m example_bots.greedy_bot {token}",
+    }
+    config = write_config(tmp_path, bots, games=40, seed=5, concurrency=2, out="out")
+    out = tmp_path / "out"
+    cli = subprocess.Popen(
+        cli_argv(config, "--quiet"), cwd=elsewhere(tmp_path), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300"),
+        start_new_session=True,
+        # A shell may start background jobs with SIGINT ignored; Ctrl-C needs the default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(db_rows(out)) < 2:
+            assert cli.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        cli.send_signal(signal.SIGINT)
+        stdout, stderr = cli.communicate(timeout=30)
+    finally:
+        if cli.poll() is None:
+            os.killpg(cli.pid, signal.SIGKILL)
+    assert cli.returncode == 130, stderr
+    saved = len(db_rows(out))
+    assert f"Interrupted. {saved} finished games are saved" in stdout
+    assert "--resume" in stdout
+    assert wait_no_processes(token) == []  # the bots were stopped
+    metadata = json.loads((out / "results.json").read_text())["metadata"]
+    assert metadata["complete"] is False and "seed" not in metadata  # not revealed yet
+    assert metadata["games_played"] == saved and metadata["games_planned"] == 40
+    assert not (out / "games.jsonl").exists()
+
+    resumed = run_cli(config, "--resume", cwd=elsewhere(tmp_path))
+    assert resumed.returncode == 0, resumed.stderr
+    check_complete_outputs(out, list(bots), 40, 5)
+
+
 # -- broken bots -----------------------------------------------------------------------------
 def test_missing_bot_command_is_a_clear_error(tmp_path: Path) -> None:
     config = write_config(
@@ -317,6 +357,13 @@ def test_bot_that_exits_at_once_is_a_clear_error_with_its_stderr(tmp_path: Path)
     assert "exited with code 3" in done.stderr
     assert "boom" in done.stderr  # the tail of the bot's log
     assert "Traceback" not in done.stderr
+
+    # The failed start played no game, so the corrected config may use the same folder.
+    config = write_config(tmp_path, {"good": "builtin:random", "dud": "builtin:greedy"},
+                          games=2, out="out")
+    fixed = run_cli(config, cwd=elsewhere(tmp_path))
+    assert fixed.returncode == 0, fixed.stderr
+    assert len(read_games(tmp_path / "out")) == 2
 
 
 def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:

@@ -76,6 +76,13 @@ def test_plan_is_ordered_deal_by_deal_and_balances_seats() -> None:
         assert openers[frozenset(pair), 0] != openers[frozenset(pair), 1]
 
 
+def test_bot_names_that_would_share_game_ids_are_refused() -> None:
+    bots = [BotSpec(name, "builtin:random") for name in ("a-b", "c", "a", "b-c")]
+    with pytest.raises(ConfigError, match="share game ids"):
+        TournamentConfig(tuple(bots))
+    TournamentConfig(tuple(bots[:2]))  # dashes alone are fine
+
+
 def test_odd_games_per_pairing_is_not_a_plan() -> None:
     with pytest.raises(ValueError, match="even"):
         round_robin(BOTS, 3, 1)
@@ -141,6 +148,16 @@ tie_rule = "arrow"
     assert config.ruleset.max_rounds == 20 and config.ruleset.tie_rule.value == "arrow"
     clock = config.referee_settings.clock
     assert (clock.decision_ms, clock.bank_ms, clock.grace_ms) == (250, 3000, 50)
+
+
+def test_ruleset_table_takes_the_rules_defaults(tmp_path: Path) -> None:
+    text = TWO_BOTS + "\n[ruleset]\nhand_sizes = [4, 5, 6, 5, 4]\n"
+    config = load_config(write(tmp_path / "t.toml", text), NO_OVERRIDES, ())
+    assert config.ruleset.hand_sizes == (4, 5, 6, 5, 4)
+    assert [sorted(a) for a in config.ruleset.arrows] == [[1], [1], [0, 1], [0], [0]]
+    assert config.ruleset.deck == DEFAULT_RULESET.deck
+    with pytest.raises(ConfigError, match="ruleset must be a table"):
+        load_config(write(tmp_path / "u.toml", 'ruleset = "short"\n' + TWO_BOTS), NO_OVERRIDES, ())
 
 
 def test_flags_override_the_file_and_bot_flags_replace_its_bots(tmp_path: Path) -> None:
@@ -262,15 +279,26 @@ def test_fresh_folder_is_claimed_then_refused_without_resume(tmp_path: Path) -> 
     store.close()
 
 
-def test_resume_with_another_config_is_refused(tmp_path: Path) -> None:
+def test_a_folder_with_games_of_another_config_is_refused(tmp_path: Path) -> None:
     store = TournamentStore(tmp_path)
     store.claim("f1", resume=False)
+    store.save(result("g1"), "", {})
     for resume in (False, True):
         with pytest.raises(StorageError, match="another tournament"):
             store.claim("f2", resume=resume)
+    assert store.claim("f1", resume=True) == 1
+    store.close()
+
+
+def test_a_folder_without_games_is_taken_over_by_a_corrected_config(tmp_path: Path) -> None:
+    """A run whose bot failed to start leaves a database without games: fixing the command
+    changes the fingerprint, and the next run must not be refused."""
+    store = TournamentStore(tmp_path)
+    store.claim("f1", resume=False)
+    assert store.claim("f2", resume=False) == 0
     store.save(result("g1"), "", {})
     with pytest.raises(StorageError, match="another tournament"):
-        store.claim("f2", resume=True)
+        store.claim("f1", resume=True)  # now bound to f2
     store.close()
 
 

@@ -233,12 +233,12 @@ class ViewEncoder:
         """This round's public events of ``view`` as protobuf messages."""
         if view.round != self._round:
             self._round, self._events, self._converted = view.round, [], 0
-        log = view.round_log
-        for event in log[self._converted :]:
+        log, start = view.log, view.log_start
+        for event in log[start + self._converted : view.log_stop]:
             message = event_to_pb(public_event(event, self.seat))
             if message is not None:
                 self._events.append(message)
-        self._converted = len(log)
+        self._converted = view.log_stop - start
         return self._events
 
     def board(self, view: SeatView) -> pb.Board:
@@ -319,7 +319,9 @@ def view_from_pb(message: pb.SeatView, ruleset: Ruleset, kind: DecisionKind | No
         covered=covered,
         ruleset=ruleset,
         discards=tuple(message.discards),
-        round_log=events,
+        log=events,
+        log_start=0,
+        log_stop=len(events),
         past_rounds=tuple(round_result_from_pb(r) for r in message.past_rounds),
         attacker=message.attacker if message.HasField("attacker") else None,
         current_attack=tuple(message.current_attack),

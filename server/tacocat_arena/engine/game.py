@@ -8,8 +8,9 @@ makes duplicate tournaments fair.
 
 Only ``apply`` and ``forfeit`` change a game, and ``apply`` validates the whole action before
 touching anything: an illegal action raises and leaves the game exactly as it was.  Hands,
-discards, the covered spaces and this round's events are tuples that are replaced, never
-mutated, so a view can share them without copying (that is most of the engine's speed).  Board positions: 0 is seat 0's goal, ``1..N`` the spaces,
+discards and the covered spaces are tuples that are replaced, never mutated, and the event
+log is append-only, so a view can share them without copying (that is most of the engine's
+speed).  Board positions: 0 is seat 0's goal, ``1..N`` the spaces,
 ``N + 1`` seat 1's goal.
 """
 
@@ -80,7 +81,7 @@ class Game:
         "ruleset", "seed", "round", "tacocat", "covered", "hands", "draw_pile", "discards",
         "phase", "pending", "replace_cap", "_committed", "attacker", "current_attack",
         "outcome", "events", "actions", "round_start", "round_results", "decisions",
-        "_simultaneous", "_rng", "round_events",
+        "_simultaneous", "_rng",
     )
 
     def __init__(self, ruleset: Ruleset = DEFAULT_RULESET, seed: int = 0) -> None:
@@ -94,7 +95,6 @@ class Game:
         self.hands: list[tuple[Card, ...]] = [(), ()]
         self.draw_pile: list[Card] = []
         self.discards: tuple[Card, ...] = ()
-        self.round_events: tuple[Event, ...] = ()
         self.phase: DecisionKind | None = None
         self.pending: frozenset[Seat] = _NO_PENDING
         self.replace_cap: int | None = None
@@ -148,7 +148,6 @@ class Game:
         game.hands = [tuple(sorted(hands[0])), tuple(sorted(hands[1]))]
         game.draw_pile = list(draw_pile)
         game.events = []
-        game.round_events = ()
         game._log(
             {"type": "deal", "round": game.round, "position": game.tacocat,
              "hand_size": len(hands[0]), "hands": (game.hands[0], game.hands[1]),
@@ -165,6 +164,11 @@ class Game:
         return game
 
     # -- queries ------------------------------------------------------------------------------
+    @property
+    def round_events(self) -> tuple[Event, ...]:
+        """This round's events so far (full log form, hidden cards included)."""
+        return tuple(self.events[self.round_start :])
+
     @property
     def is_over(self) -> bool:
         """True once the game has an outcome."""
@@ -350,7 +354,6 @@ class Game:
     def _deal(self) -> None:
         self.round += 1
         self.round_start = len(self.events)
-        self.round_events = ()
         size = self.ruleset.hand_size_at(self.tacocat)
         deck = _shuffled(self.ruleset, self._rng)  # S2, M4
         self.hands = [tuple(sorted(deck[:size])), tuple(sorted(deck[size : 2 * size]))]
@@ -429,8 +432,7 @@ class Game:
         )
 
     def _log(self, event: Event) -> None:
-        self.events.append(event)
-        self.round_events += (event,)
+        self.events.append(event)  # append only: views hold (events, start, stop) snapshots
 
 
 _DISPATCH: dict[type, tuple[DecisionKind, Callable[[Game, Seat, Any], None]]] = {

@@ -8,6 +8,7 @@ opponent's hand, its draws or the draw pile.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tacocat_arena.engine import legal
@@ -39,8 +40,8 @@ class SeatView(NamedTuple):
     An immutable named tuple (cheap to build: one is made for every decision).
     Board positions: 0 is seat 0's goal, ``1..N`` the spaces, ``N + 1`` seat 1's goal.
     ``events`` is this round's public history, oldest first (see docs/game-record.md); it
-    is derived on access from ``round_log``, the game's own events of this round, which hold
-    hidden cards and are private to the view: read ``events``, never ``round_log``.
+    is derived on access from ``log[log_start:log_stop]``, the game's own append-only event
+    log, which holds hidden cards and is private to the view: read ``events``, never ``log``.
     """
 
     seat: Seat
@@ -53,7 +54,9 @@ class SeatView(NamedTuple):
     covered: tuple[bool, ...]
     ruleset: Ruleset
     discards: tuple[Card, ...]
-    round_log: tuple[Event, ...]
+    log: Sequence[Event]
+    log_start: int
+    log_stop: int
     past_rounds: tuple[RoundResult, ...]
     attacker: Seat | None
     current_attack: tuple[Card, ...]
@@ -63,6 +66,11 @@ class SeatView(NamedTuple):
     def legal(self) -> LegalOptions | None:
         """The legal options of the pending decision (None if none is pending)."""
         return legal_options(self)
+
+    @property
+    def round_log(self) -> tuple[Event, ...]:
+        """This round's events in the game's own (full) form: internal, hidden cards included."""
+        return tuple(self.log[self.log_start : self.log_stop])
 
     @property
     def events(self) -> tuple[Event, ...]:
@@ -105,7 +113,8 @@ def build_view(game: Game, seat: Seat) -> SeatView:
     return _new(SeatView, (
         seat, game.round, kind, game.hands[seat], len(game.hands[1 - seat]),
         len(game.draw_pile), game.tacocat, game.covered, game.ruleset, game.discards,
-        game.round_events, game.round_results, game.attacker, game.current_attack, max_replace,
+        game.events, game.round_start, len(game.events), game.round_results, game.attacker,
+        game.current_attack, max_replace,
     ))
 
 

@@ -74,7 +74,9 @@ def run_command(
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
         done = store.count()
-        write_outputs(config, store, complete=False, planned=-1)
+        bots = len(config.bots)
+        planned = bots * (bots - 1) // 2 * config.games_per_pairing
+        write_outputs(config, store, complete=False, planned=planned)
         store.close()
         console.print(
             f"\nInterrupted. {done} finished games are saved in {store.path}.\nResume with: "

@@ -121,6 +121,14 @@ class TournamentConfig:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ConfigError(f"bot names must be unique; repeated: {', '.join(duplicates)}")
+        seen: dict[str, tuple[str, str]] = {}  # game ids join the seats' names with '-'
+        for pair in ((a, b) for a in names for b in names if a != b):
+            other = seen.setdefault("-".join(pair), pair)
+            if other != pair:  # e.g. "a-b" + "c" and "a" + "b-c"
+                raise ConfigError(
+                    f"bots {pair[0]!r} and {pair[1]!r} would share game ids with {other[0]!r} "
+                    f"and {other[1]!r} (ids join the names with '-'): rename one of them"
+                )
         if self.games_per_pairing < 2 or self.games_per_pairing % 2:
             raise ConfigError(
                 f"games: must be an even number >= 2 (each deal is played twice, seats "
@@ -215,8 +223,11 @@ def load_config(
     bots = [_bot_from_toml(entry, source, external_ok) for entry in data.get("bots", [])]
     if extra_bots:
         bots = [BotSpec.parse(text, external_ok=external_ok) for text in extra_bots]
+    if not isinstance(data.get("ruleset", {}), Mapping):
+        raise ConfigError(f"{source}: ruleset must be a table ([ruleset] with its fields)")
     try:
-        ruleset = DEFAULT_RULESET.with_overrides(data.get("ruleset", {}))
+        # from_dict, not DEFAULT_RULESET.with_overrides: hand_sizes alone gets default arrows.
+        ruleset = Ruleset.from_dict(data.get("ruleset", {}))
     except RulesetError as error:
         raise ConfigError(f"{source} [ruleset] {error}") from None
     fields: dict[str, Any] = {

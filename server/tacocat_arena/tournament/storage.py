@@ -62,12 +62,16 @@ class TournamentStore:
         """Bind this database to a tournament; return how many games it already holds.
 
         A fresh run refuses a folder that already holds games (``--resume`` continues them),
-        and a resume refuses a folder of another tournament.
+        and a run refuses a folder holding games of another tournament.
         """
         row = self.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
         done = self.count()
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
+        if row is None or (row[0] != fingerprint and done == 0):
+            # A database without games (say, a run whose bot failed to start) binds to nothing
+            # yet: the corrected config takes it over.
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,)
+            )
         elif row[0] != fingerprint:
             raise StorageError(
                 f"{self.path} belongs to another tournament (config fingerprint {row[0]}, "
