@@ -176,11 +176,14 @@ async def measure_referee(seconds: float, games_at_once: int) -> float:
         return decisions / elapsed
     finally:
         await referee.end_all_sessions("bench over")
+        for _ in range(100):  # let the bots see SessionEnd and leave (bounded: 5 s)
+            if all(bot.poll() is not None for bot in bots):
+                break
+            await asyncio.sleep(0.05)
         for bot in bots:
-            try:
-                bot.wait(5)
-            except subprocess.TimeoutExpired:
+            if bot.poll() is None:
                 bot.kill()
+                bot.wait()
         await server.stop(1)
 
 

@@ -119,7 +119,7 @@ async def play_game(
     ]
     names = (sessions[0].name, sessions[1].name)
     for seat in seats:
-        seat.session.send(
+        await seat.session.send(
             pb.RefereeMessage(
                 game_start=pb.GameStart(
                     game_id=seat.game_id, seat=seat.seat, opponent_name=names[1 - seat.seat],
@@ -145,7 +145,7 @@ async def play_game(
             first = failures[0][1]
             detail = f"both seats failed: {first.message}; {failures[1][1].message}"
             for seat_index, failure in failures:  # each is told, as for a single failure
-                _send_error(seats[seat_index], failure, forfeits=True)
+                await _send_error(seats[seat_index], failure, forfeits=True)
             game.forfeit(None, first.termination, detail)
             break
         for seat_index, answer in zip(pending, answers):
@@ -163,7 +163,7 @@ async def play_game(
                 settings.failure_policy is FailurePolicy.FORFEIT
                 or answer.termination is Termination.FORFEIT_DISCONNECT
             )
-            _send_error(seat, answer, forfeits)
+            await _send_error(seat, answer, forfeits)
             if forfeits:
                 termination = answer.termination
                 if termination is Termination.FORFEIT_DISCONNECT and classify_disconnect:
@@ -176,7 +176,7 @@ async def play_game(
             break
     outcome = game.outcome
     assert outcome is not None  # the loop only ends with an outcome
-    _send_game_end(game, seats, outcome, detail)
+    await _send_game_end(game, seats, outcome, detail)
     return GameReport(
         game_id=game_id, seats=names, seed=seed, outcome=outcome, detail=detail,
         rounds=game.round, decisions=[s.decisions for s in seats],
@@ -202,7 +202,7 @@ async def _decide(
         return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
     seat.request_id = request_id
     second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
-    session.send(
+    await session.send(
         pb.RefereeMessage(
             decision_request=pb.DecisionRequest(
                 game_id=seat.game_id, request_id=request_id, kind=KIND_TO_PB[kind],
@@ -240,9 +240,9 @@ async def _decide(
         return _Failure(Termination.FORFEIT_ILLEGAL, pb.ERROR_CODE_MALFORMED, str(error))
 
 
-def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
+async def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
     """Tell a seat its decision failed (TIMEOUT, ILLEGAL_ACTION, MALFORMED) and what it cost."""
-    seat.session.send(
+    await seat.session.send(
         pb.RefereeMessage(
             error=pb.Error(
                 game_id=seat.game_id, request_id=seat.request_id, code=failure.code,
@@ -253,7 +253,7 @@ def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
     )
 
 
-def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detail: str) -> None:
+async def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detail: str) -> None:
     board = board_to_pb(game.ruleset, game.tacocat, game.covered)
     past = [round_result_to_pb(r) for r in game.round_results]
     for seat in seats:
@@ -263,7 +263,7 @@ def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detail: str
             result = pb.GAME_RESULT_WIN if outcome.winner == seat.seat else pb.GAME_RESULT_LOSS
         seat.session.end_game(seat.game_id)
         last_round = seat.encoder.events(build_view(game, seat.seat))
-        seat.session.send(
+        await seat.session.send(
             pb.RefereeMessage(
                 game_end=pb.GameEnd(
                     game_id=seat.game_id, result=result, winner_seat=outcome.winner,

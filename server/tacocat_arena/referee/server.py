@@ -109,16 +109,16 @@ class Referee:
             )
 
     async def end_all_sessions(self, message: str) -> None:
-        """Say SessionEnd to every bot and close their streams."""
+        """Say SessionEnd to every bot and close their streams (status OK)."""
         for session in list(self.sessions.values()):
-            session.send(
+            await session.send(
                 pb.RefereeMessage(
                     session_end=pb.SessionEnd(
                         reason=pb.SESSION_END_REASON_TOURNAMENT_OVER, message=message
                     )
                 )
             )
-            session.outbox.put_nowait(None)
+            session.close()
 
 
 class ArenaServicer(arena_pb2_grpc.ArenaServicer):
@@ -129,25 +129,27 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
 
     async def Play(  # noqa: N802 (the gRPC method name)
         self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.RefereeMessage]:
-        """A bot session: handshake, then route Actions in and messages out."""
+    ) -> None:
+        """A bot session: handshake, then route Actions in; games write out directly.
+
+        It uses the call's read/write API (not the iterators): the task that has a message
+        to send writes it, so a decision request costs no hand-over between tasks.
+        """
         referee = self.referee
         settings = referee.settings
         try:
-            hello_message = await asyncio.wait_for(
-                anext(request_iterator), settings.handshake_timeout_s
-            )
+            hello_message = await asyncio.wait_for(context.read(), settings.handshake_timeout_s)
         except TimeoutError:
             await context.abort(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
                 f"no Hello within {settings.handshake_timeout_s:g} s of opening the stream",
             )
-        except StopAsyncIteration:
-            return
         except DecodeError:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a valid BotMessage"
             )
+        if hello_message is grpc.aio.EOF:
+            return
         if hello_message.WhichOneof("message") != "hello":
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message must be BotMessage.hello"
@@ -180,13 +182,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         limit = settings.max_concurrent_games
         if hello.max_concurrent_games:
             limit = min(limit, hello.max_concurrent_games)
-        session = BotSession(name=name, max_concurrent_games=limit)
-        await referee.register(session)
-        log.info("bot %s connected (session %s, %s)", name, session.session_id, hello.client_info)
-        unreadable: list[str] = []  # set by _read when the bot sends bytes that do not parse
-        reader = asyncio.create_task(self._read(request_iterator, session, unreadable))
-        try:
-            yield pb.RefereeMessage(
+        session = BotSession(name=name, max_concurrent_games=limit, writer=context.write)
+        await session.send(
+            pb.RefereeMessage(
                 welcome=pb.Welcome(
                     protocol_version=PROTOCOL_VERSION, session_id=session.session_id,
                     server_info=f"tacocat-arena/{__version__}",
@@ -195,8 +193,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                     bot_name=name, failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
                 )
             )
-            while (message := await session.outbox.get()) is not None:
-                yield message
+        )
+        await referee.register(session)
+        log.info("bot %s connected (session %s, %s)", name, session.session_id, hello.client_info)
+        unreadable: list[str] = []  # set by _read when the bot sends bytes that do not parse
+        reader = asyncio.create_task(self._read(context, session, unreadable))
+        try:
+            await session.closed.wait()  # the bot left, or the referee ended the session
             if unreadable:  # end with an error status, not OK: this was no normal end
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, unreadable[0])
         finally:
@@ -205,16 +208,16 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             log.info("bot %s disconnected (session %s)", name, session.session_id)
 
     async def _read(
-        self, requests: AsyncIterator[pb.BotMessage], session: BotSession, unreadable: list[str]
+        self, context: grpc.aio.ServicerContext, session: BotSession, unreadable: list[str]
     ) -> None:
         try:
-            async for message in requests:
+            while (message := await context.read()) is not grpc.aio.EOF:
                 case = message.WhichOneof("message")
                 if case == "action":
-                    session.deliver(message.action)
+                    await session.deliver(message.action)
                 else:
                     code = pb.ERROR_CODE_UNEXPECTED_MESSAGE if case else pb.ERROR_CODE_MALFORMED
-                    session.send(
+                    await session.send(
                         pb.RefereeMessage(
                             error=pb.Error(
                                 code=code, outcome=pb.ERROR_OUTCOME_IGNORED,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from tacocat.v1 import arena_pb2 as pb
@@ -37,7 +38,8 @@ class BotSession:
     name: str
     max_concurrent_games: int
     session_id: str = field(default_factory=lambda: f"s{next(_session_ids)}")
-    outbox: asyncio.Queue[pb.RefereeMessage | None] = field(default_factory=asyncio.Queue)
+    #: Writes one message to the bot's stream (the servicer binds ``context.write``).
+    writer: Callable[[pb.RefereeMessage], Awaitable[None]] | None = None
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     _next_request: int = 1
     _open: dict[int, _OpenRequest] = field(default_factory=dict)
@@ -46,19 +48,31 @@ class BotSession:
     )
     _ended_games: set[str] = field(default_factory=set)
     game_slots: asyncio.Semaphore = field(init=False)
+    _write_lock: asyncio.Lock = field(init=False)
 
     def __post_init__(self) -> None:
         self.game_slots = asyncio.Semaphore(max(1, self.max_concurrent_games))
+        self._write_lock = asyncio.Lock()
 
     @property
     def is_open(self) -> bool:
         """False once the bot's stream has ended."""
         return not self.closed.is_set()
 
-    def send(self, message: pb.RefereeMessage) -> None:
-        """Queue a message for the bot (dropped if the session is closed)."""
-        if self.is_open:
-            self.outbox.put_nowait(message)
+    async def send(self, message: pb.RefereeMessage) -> None:
+        """Write a message to the bot's stream now (dropped if the session is closed).
+
+        The caller's own task writes, under a lock that keeps one write at a time per
+        stream: no queue and no hand-over to another task on the hot path.  A failed write
+        means the bot is gone, and closes the session.
+        """
+        if not self.is_open or self.writer is None:
+            return
+        async with self._write_lock:
+            try:
+                await self.writer(message)
+            except Exception:  # the stream is broken or finished: the bot is gone
+                self.close()
 
     def open_request(self, game_id: str) -> tuple[int, asyncio.Future[pb.Action]]:
         """Allocate a request id for ``game_id`` and the future its Action will resolve."""
@@ -81,7 +95,7 @@ class BotSession:
         """Mark ``game_id`` as over: later replies about it are stale."""
         self._ended_games.add(game_id)
 
-    def deliver(self, action: pb.Action) -> None:
+    async def deliver(self, action: pb.Action) -> None:
         """Route a bot's Action to its open request, or answer it with an Error."""
         request = self._open.get(action.request_id)
         if request is not None and request.game_id == action.game_id:
@@ -99,7 +113,7 @@ class BotSession:
             text = f"request {action.request_id} belongs to game {request.game_id!r}"
         else:
             code, text = pb.ERROR_CODE_UNKNOWN_REQUEST, "no such request was sent to this session"
-        self.send(
+        await self.send(
             pb.RefereeMessage(
                 error=pb.Error(
                     game_id=action.game_id, request_id=action.request_id, code=code,
@@ -117,4 +131,3 @@ class BotSession:
             if not request.future.done():
                 request.future.set_exception(SessionClosed(f"bot {self.name!r} disconnected"))
         self._open.clear()
-        self.outbox.put_nowait(None)
