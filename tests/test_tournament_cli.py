@@ -114,7 +114,9 @@ def wait_no_processes(token: str, timeout: float = 15.0) -> list[int]:
     return left
 
 
-def check_complete_outputs(out: Path, bots: list[str], games_per_pairing: int, seed: int) -> list[dict]:
+def check_complete_outputs(
+    out: Path, bots: list[str], games_per_pairing: int, seed: int
+) -> list[dict]:
     """Check every output file of a finished tournament against the plan and each other."""
     plan = round_robin(bots, games_per_pairing, seed)
     pairings = len(bots) * (len(bots) - 1) // 2
@@ -172,7 +174,8 @@ def check_complete_outputs(out: Path, bots: list[str], games_per_pairing: int, s
         int(r["losses"]) for r in standings.values()
     )
     assert sum(int(r["games"]) for r in standings.values()) == 2 * len(plan)
-    ranks = [int(standings[bot]["rank"]) for bot in sorted(bots, key=lambda b: -float(standings[b]["score"]))]
+    by_score = sorted(bots, key=lambda bot: -float(standings[bot]["score"]))
+    ranks = [int(standings[bot]["rank"]) for bot in by_score]
     assert ranks == sorted(ranks)
 
     # crosstable.csv: each cell is the row bot's w-l-d against the column bot.
@@ -182,7 +185,7 @@ def check_complete_outputs(out: Path, bots: list[str], games_per_pairing: int, s
     assert [line[0] for line in table[1:]] == bots
     for line in table[1:]:
         row_bot = line[0]
-        for col_bot, cell in zip(bots, line[1:-1]):
+        for col_bot, cell in zip(bots, line[1:-1], strict=True):
             if col_bot == row_bot:
                 assert cell == ""
                 continue

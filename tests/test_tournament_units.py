@@ -50,7 +50,8 @@ def test_each_deal_is_played_twice_with_seats_swapped_one_after_the_other() -> N
         first, second = games
         assert second.seats == first.seats[::-1]
         assert first.deal == second.deal
-    for first, second in zip(plan[::2], plan[1::2]):  # the two games of a deal are adjacent
+    # The two games of a deal are adjacent.
+    for first, second in zip(plan[::2], plan[1::2], strict=True):
         assert first.seed == second.seed and second.seats == first.seats[::-1]
 
 
@@ -168,7 +169,9 @@ def test_flags_override_the_file_and_bot_flags_replace_its_bots(tmp_path: Path) 
     assert config.seed == 3  # None: not given, the file's value stays
     assert config.concurrency == 9
     assert config.out == Path("o")  # a flag's path is relative to the working directory
-    assert [(b.name, b.command) for b in config.bots] == [("x", "builtin:greedy"), ("y", "python y.py")]
+    assert [(b.name, b.command) for b in config.bots] == [
+        ("x", "builtin:greedy"), ("y", "python y.py"),
+    ]
 
 
 def test_no_config_is_the_demo() -> None:
@@ -223,7 +226,9 @@ def test_missing_config_file_and_bad_bot_flag(tmp_path: Path) -> None:
 
 
 def test_bot_commands_become_argument_lists(tmp_path: Path) -> None:
-    assert BotSpec("a", "builtin:greedy").argv() == [sys.executable, "-m", "example_bots.greedy_bot"]
+    assert BotSpec("a", "builtin:greedy").argv() == [
+        sys.executable, "-m", "example_bots.greedy_bot",
+    ]
     assert BotSpec("b", "python bots/b.py --level 'very hard'").argv() == [
         "python", "bots/b.py", "--level", "very hard",
     ]
@@ -264,8 +269,8 @@ def test_fingerprint_covers_what_decides_the_games() -> None:
 
 # -- storage -----------------------------------------------------------------------------------
 def result(game_id: str, seed: int = 1, winner: int | None = 0) -> GameResult:
-    return GameResult(game_id, ("a", "b"), seed, winner, "goal" if winner is not None else "round_cap",
-                      3, (10, 11), (5.0, 6.5))
+    reason = "goal" if winner is not None else "round_cap"
+    return GameResult(game_id, ("a", "b"), seed, winner, reason, 3, (10, 11), (5.0, 6.5))
 
 
 def test_fresh_folder_is_claimed_then_refused_without_resume(tmp_path: Path) -> None:
