@@ -178,6 +178,21 @@ def demo(games: int, seed: int) -> None:
 
 
 
+@bench.command("duplicate")
+@click.option("--pairs", default=4000, show_default=True, help="Game pairs per method (>= 2).")
+@click.option("--seed", default=1, show_default=True, help="Seed of the measurement.")
+@click.option("--epsilon", default=0.02, show_default=True,
+              help="How often the weaker greedy plays a random move (closeness of the bots).")
+def bench_duplicate_command(pairs: int, seed: int, epsilon: float) -> None:
+    """How many games duplicate deals save: variance of the score of two close bots over
+    duplicate pairs (one deal, seats swapped) versus plain seat alternation."""
+    from tacocat_arena.tournament.fairness import measure_duplicate_efficiency
+
+    if pairs < 2:
+        raise click.BadParameter("must be at least 2", param_hint="--pairs")
+    click.echo(measure_duplicate_efficiency(pairs, seed, epsilon=epsilon).summary())
+
+
 @bench.command("referee")
 @click.option("--seconds", default=5.0, show_default=True, help="Length of each measurement.")
 @click.option("--games-at-once", default=32, show_default=True, help="Games in flight for (c).")
