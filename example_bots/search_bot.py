@@ -101,9 +101,12 @@ def playout(view, opponent_hand, draw_pile, action):
         phase, action = DecisionKind.DUEL, None
     game = Game.from_position(
         (hand, opponent_hand) if me == 0 else (opponent_hand, hand),
-        ruleset=view.ruleset, draw_pile=draw_pile, tacocat=view.tacocat,
+        ruleset=view.ruleset,
+        draw_pile=draw_pile,
+        tacocat=view.tacocat,
         covered=tuple(i for i, covered in enumerate(view.covered) if covered),
-        phase=phase, attacker=attacker,
+        phase=phase,
+        attacker=attacker,
     )
     if view.kind is DecisionKind.DEFEND:
         game.apply(opponent, Attack(view.current_attack))

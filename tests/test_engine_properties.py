@@ -33,19 +33,19 @@ from tacocat_arena.engine import (
 )
 from tacocat_arena.policies import GreedyPolicy, RandomPolicy
 
-SETTINGS = settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HIDDEN_KEYS = {"hands", "draw_pile", "seed"}
 
 seeds = st.integers(min_value=0, max_value=2**64 - 1)
 rng_seeds = st.integers(min_value=0, max_value=2**32)
 kinds = st.sampled_from(["random", "random", "greedy"])
-rulesets = st.sampled_from([
-    DEFAULT_RULESET,
-    Ruleset(tie_rule=TieRule.ARROW),
-    Ruleset(max_rounds=3),
-])
+rulesets = st.sampled_from(
+    [
+        DEFAULT_RULESET,
+        Ruleset(tie_rule=TieRule.ARROW),
+        Ruleset(max_rounds=3),
+    ]
+)
 
 
 def make_policy(kind: str, rng_seed: int) -> Any:
@@ -57,7 +57,9 @@ def check_invariants(game: Game) -> None:
     deck = Counter(game.ruleset.cards())
     hand0, hand1 = game.hands
     # All cards accounted for: hands + draw pile + this round's discards == the deck.
-    assert Counter(hand0) + Counter(hand1) + Counter(game.draw_pile) + Counter(game.discards) == deck
+    assert (
+        Counter(hand0) + Counter(hand1) + Counter(game.draw_pile) + Counter(game.discards) == deck
+    )
     # Hand sizes: equal at decision points, except mid-trick (DEFEND) where the attacker has
     # already played its k attack cards.
     if game.phase is DecisionKind.DEFEND:
@@ -118,8 +120,15 @@ def play_checked(
 
 
 @settings(SETTINGS, max_examples=40)
-@given(ruleset=rulesets, seed=seeds, r0=rng_seeds, r1=rng_seeds, k0=kinds, k1=kinds,
-       seat1_first=st.booleans())
+@given(
+    ruleset=rulesets,
+    seed=seeds,
+    r0=rng_seeds,
+    r1=rng_seeds,
+    k0=kinds,
+    k1=kinds,
+    seat1_first=st.booleans(),
+)
 def test_random_play_invariants(
     ruleset: Ruleset, seed: int, r0: int, r1: int, k0: str, k1: str, seat1_first: bool
 ) -> None:

@@ -17,15 +17,45 @@ ENGINE_FILES = sorted(ENGINE_DIR.glob("*.py"))
 
 #: Modules the engine must never pull in (transport, CLI, storage, network, clock, threads).
 FORBIDDEN = [
-    "grpc", "google.protobuf", "click", "rich", "sqlite3", "socket", "ssl", "asyncio",
-    "threading", "subprocess", "selectors", "concurrent.futures", "http", "urllib.request",
-    "time", "secrets", "uuid", "tacocat.v1", "tacocat_arena.referee",
-    "tacocat_arena.tournament", "tacocat_arena.cli",
+    "grpc",
+    "google.protobuf",
+    "click",
+    "rich",
+    "sqlite3",
+    "socket",
+    "ssl",
+    "asyncio",
+    "threading",
+    "subprocess",
+    "selectors",
+    "concurrent.futures",
+    "http",
+    "urllib.request",
+    "time",
+    "secrets",
+    "uuid",
+    "tacocat.v1",
+    "tacocat_arena.referee",
+    "tacocat_arena.tournament",
+    "tacocat_arena.cli",
 ]
 #: Standard-library modules that are I/O, clocks or global randomness: not for the engine.
 FORBIDDEN_STDLIB_IMPORTS = {
-    "time", "datetime", "socket", "sqlite3", "threading", "asyncio", "subprocess", "os",
-    "sys", "secrets", "uuid", "logging", "io", "shutil", "tempfile",
+    "time",
+    "datetime",
+    "socket",
+    "sqlite3",
+    "threading",
+    "asyncio",
+    "subprocess",
+    "os",
+    "sys",
+    "secrets",
+    "uuid",
+    "logging",
+    "io",
+    "shutil",
+    "tempfile",
 }
 
 SCRIPT = """

@@ -64,8 +64,9 @@ def test_greedy_bot_plays_only_legal_moves() -> None:
 
 def test_search_bot_plays_only_legal_moves() -> None:
     """Against a random opponent, whose odd attacks and defences reach unusual positions."""
-    score = play_local(make("search_bot", budget=20, seed=4), make("random_bot", seed=5),
-                       games=6, seed=30)
+    score = play_local(
+        make("search_bot", budget=20, seed=4), make("random_bot", seed=5), games=6, seed=30
+    )
     assert score.games == 6
 
 
@@ -77,6 +78,5 @@ def test_greedy_beats_random() -> None:
 
 def test_search_beats_greedy() -> None:
     """A small budget keeps this fast; it still wins 33 of these 40 games against greedy."""
-    score = play_local(make("search_bot", budget=20, seed=7), make("greedy_bot"),
-                       games=40, seed=50)
+    score = play_local(make("search_bot", budget=20, seed=7), make("greedy_bot"), games=40, seed=50)
     assert score.score > 0.5 * score.games, str(score)

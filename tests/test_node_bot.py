@@ -49,11 +49,16 @@ async def _start_bot(
     argv: list[str], port: int, name: str, token: str
 ) -> asyncio.subprocess.Process:
     env = dict(
-        os.environ, TACOCAT_ARENA_ADDRESS=f"127.0.0.1:{port}", TACOCAT_ARENA_TOKEN=token,
+        os.environ,
+        TACOCAT_ARENA_ADDRESS=f"127.0.0.1:{port}",
+        TACOCAT_ARENA_TOKEN=token,
         TACOCAT_ARENA_BOT=name,
     )
     return await asyncio.create_subprocess_exec(
-        *argv, env=env, cwd=REPO_ROOT, stdout=asyncio.subprocess.PIPE,
+        *argv,
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
 
@@ -86,8 +91,10 @@ def test_node_bot_plays_greedy_sdk_bot() -> None:
             await referee.wait_for_session("greedy", 30)
             games = [
                 referee.play(
-                    f"g{i}", ("node", "greedy") if i % 2 == 0 else ("greedy", "node"),
-                    seed=1000 + i // 2, ruleset=DEFAULT_RULESET,
+                    f"g{i}",
+                    ("node", "greedy") if i % 2 == 0 else ("greedy", "node"),
+                    seed=1000 + i // 2,
+                    ruleset=DEFAULT_RULESET,
                 )
                 for i in range(8)
             ]
@@ -113,7 +120,8 @@ def test_node_bot_plays_greedy_sdk_bot() -> None:
             replay(report.record)  # the record is legal and its events/result hold
         # The two seatings of each seed are scored from the node bot's side: it won some.
         node_wins = sum(
-            1 for r in reports[:8]
+            1
+            for r in reports[:8]
             if r.outcome.winner is not None and r.seats[r.outcome.winner] == "node"
         )
         assert 0 < node_wins < 8
@@ -142,14 +150,22 @@ def test_node_bot_with_wrong_token_exits_non_zero() -> None:
 def test_node_bot_in_a_cli_tournament(tmp_path: Path) -> None:
     """A real tournament through the command line: node vs the built-in greedy bot."""
     command = [
-        sys.executable, "-m", "tacocat_arena.cli", "run",
-        "--bot", "node=node example_bots/node/bot.js",
-        "--bot", "greedy=builtin:greedy",
-        "--games", "4", "--seed", "3", "--out", str(tmp_path),
+        sys.executable,
+        "-m",
+        "tacocat_arena.cli",
+        "run",
+        "--bot",
+        "node=node example_bots/node/bot.js",
+        "--bot",
+        "greedy=builtin:greedy",
+        "--games",
+        "4",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path),
     ]
-    completed = subprocess.run(
-        command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
-    )
+    completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert (tmp_path / "standings.csv").is_file(), (
         "`python -m tacocat_arena.cli run` wrote no results (does tacocat_arena/cli.py end with "

@@ -238,6 +238,7 @@ def test_referee_message_round_trip() -> None:
 def test_stream_over_grpc_aio() -> None:
     """The generated stub and servicer talk over a real (local) bidirectional stream."""
     import grpc
+
     from tacocat.v1 import arena_pb2 as pb
     from tacocat.v1 import arena_pb2_grpc as pb_grpc
 

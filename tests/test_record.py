@@ -108,10 +108,20 @@ def _tampered(kind: str) -> dict[str, Any]:
     return bad
 
 
-@pytest.mark.parametrize("kind", [
-    "action", "event", "dropped-event", "extra-event", "dropped-action", "result",
-    "action-after-end", "format", "malformed-action",
-])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "action",
+        "event",
+        "dropped-event",
+        "extra-event",
+        "dropped-action",
+        "result",
+        "action-after-end",
+        "format",
+        "malformed-action",
+    ],
+)
 def test_tampered_record_raises_record_error(kind: str) -> None:
     """Any change to a record's actions, events or result is detected (RecordError)."""
     with pytest.raises(RecordError):

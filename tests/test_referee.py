@@ -78,7 +78,8 @@ def test_full_game_between_sdk_bot_processes(tmp_path: Path) -> None:
                 assert report.record["seed"] == 11 and game.round == report.rounds
 
                 await h.wait_until(
-                    lambda: "g1" in bot_a.game_ends() and "g1" in bot_b.game_ends(), 10,
+                    lambda: "g1" in bot_a.game_ends() and "g1" in bot_b.game_ends(),
+                    10,
                     "both bots to get GameEnd",
                 )
                 reason = report.outcome.termination.value
@@ -106,7 +107,9 @@ def test_one_session_plays_many_games_at_once(tmp_path: Path) -> None:
                 await referee.wait_for_session("b", 20)
                 games = [
                     referee.play(
-                        f"p{i}", ("a", "b") if i % 2 == 0 else ("b", "a"), seed=100 + i // 2,
+                        f"p{i}",
+                        ("a", "b") if i % 2 == 0 else ("b", "a"),
+                        seed=100 + i // 2,
                         ruleset=DEFAULT_RULESET,
                     )
                     for i in range(8)
@@ -122,9 +125,12 @@ def test_one_session_plays_many_games_at_once(tmp_path: Path) -> None:
                 expected_a = {f"p{i}" for i in range(8)} | {"self/0", "self/1"}
                 expected_b = {f"p{i}" for i in range(8)}
                 await h.wait_until(
-                    lambda: set(bot_a.game_ends()) == expected_a
-                    and set(bot_b.game_ends()) == expected_b,
-                    10, "every GameEnd",
+                    lambda: (
+                        set(bot_a.game_ends()) == expected_a
+                        and set(bot_b.game_ends()) == expected_b
+                    ),
+                    10,
+                    "every GameEnd",
                 )
                 for report in reports[:8]:
                     for seat, name in enumerate(report.seats):
@@ -135,8 +141,9 @@ def test_one_session_plays_many_games_at_once(tmp_path: Path) -> None:
                 kinds = [e["event"] for e in bot_b.events()]
                 assert kinds[:8] == ["game_start"] * 8, kinds[:10]
                 starts = [e for e in bot_a.events() if e["event"] == "game_start"]
-                self_seats = {(e["game_id"], e["seat"]) for e in starts
-                              if e["game_id"].startswith("self")}
+                self_seats = {
+                    (e["game_id"], e["seat"]) for e in starts if e["game_id"].startswith("self")
+                }
                 assert self_seats == {("self/0", 0), ("self/1", 1)}
                 assert bot_a.errors() == [] and bot_b.errors() == []
 
@@ -167,7 +174,8 @@ def test_bot_that_sleeps_past_its_deadline_forfeits(tmp_path: Path) -> None:
                 assert (end["result"], end["reason"]) == ("win", "timeout")
                 # The sleeper is told (TIMEOUT, then its GameEnd), and its late answer is stale.
                 await h.wait_until(
-                    lambda: any("STALE_REPLY" in e for e in sleeper.errors()), 10,
+                    lambda: any("STALE_REPLY" in e for e in sleeper.errors()),
+                    10,
                     "the late reply to be refused as stale",
                 )
                 errors = sleeper.errors()
@@ -221,9 +229,11 @@ def test_illegal_attack_is_refused_with_its_rule(policy: FailurePolicy) -> None:
                 return None
             illegal[seat] = (request.request_id, tuple(request.view.hand))
             return pb.Action(
-                game_id=request.game_id, request_id=request.request_id,
+                game_id=request.game_id,
+                request_id=request.request_id,
                 attack=pb.Attack(cards=request.view.hand),  # P6: must keep a card
             )
+
         return hook
 
     async def scenario() -> None:
@@ -267,8 +277,11 @@ def test_illegal_attack_is_refused_with_its_rule(policy: FailurePolicy) -> None:
                     assert error.outcome == pb.ERROR_OUTCOME_DEFAULT_ACTION
                     assert error.request_id == request_id
                     # The default attack is the lowest single card (see arena.proto).
-                    attacks = [e for e in report.record["events"]
-                               if e["type"] == "attack" and e["seat"] == seat]
+                    attacks = [
+                        e
+                        for e in report.record["events"]
+                        if e["type"] == "attack" and e["seat"] == seat
+                    ]
                     assert attacks[0]["cards"] == [min(hand)]
                 assert report.outcome.termination in FINISHED, report
                 assert replay(report.record).outcome == report.outcome
@@ -404,15 +417,22 @@ def test_simultaneous_choices_are_hidden_until_both_commit(first: int) -> None:
             replace = [(await c.recv_case("decision_request")).decision_request for c in clients]
             assert all(r.legal.replace.simultaneous for r in replace)
             discard = replace[first].view.hand[:2]
-            await clients[first].answer(pb.Action(
-                game_id="sim", request_id=replace[first].request_id,
-                replace=pb.Replace(discard=discard),
-            ))
+            await clients[first].answer(
+                pb.Action(
+                    game_id="sim",
+                    request_id=replace[first].request_id,
+                    replace=pb.Replace(discard=discard),
+                )
+            )
             await _assert_silent(clients[second], 0.3)
             assert "replaced" not in _cases(replace[second])
-            await clients[second].answer(pb.Action(
-                game_id="sim", request_id=replace[second].request_id, replace=pb.Replace(),
-            ))
+            await clients[second].answer(
+                pb.Action(
+                    game_id="sim",
+                    request_id=replace[second].request_id,
+                    replace=pb.Replace(),
+                )
+            )
 
             # The duel (D1): asked of both at once.
             duel = [(await c.recv_case("decision_request")).decision_request for c in clients]
@@ -424,10 +444,13 @@ def test_simultaneous_choices_are_hidden_until_both_commit(first: int) -> None:
                 )
             before = duel[second].view
             cards = {first: duel[first].view.hand[0], second: duel[second].view.hand[-1]}
-            await clients[first].answer(pb.Action(
-                game_id="sim", request_id=duel[first].request_id,
-                duel=pb.Duel(card=cards[first]),
-            ))
+            await clients[first].answer(
+                pb.Action(
+                    game_id="sim",
+                    request_id=duel[first].request_id,
+                    duel=pb.Duel(card=cards[first]),
+                )
+            )
             # The second seat's request (already received) and anything after it, until it
             # answers, show no trace of the first seat's card.
             await _assert_silent(clients[second], 0.3)
@@ -435,10 +458,13 @@ def test_simultaneous_choices_are_hidden_until_both_commit(first: int) -> None:
             assert "duel_revealed" not in _cases(duel[second])
             assert sorted(before.discards) == sorted(discard)
             assert before.opponent_hand_size == len(before.hand)
-            await clients[second].answer(pb.Action(
-                game_id="sim", request_id=duel[second].request_id,
-                duel=pb.Duel(card=cards[second]),
-            ))
+            await clients[second].answer(
+                pb.Action(
+                    game_id="sim",
+                    request_id=duel[second].request_id,
+                    duel=pb.Duel(card=cards[second]),
+                )
+            )
 
             # The next request each seat gets shows both cards, index = seat.
             expected = [cards[0], cards[1]]
@@ -454,8 +480,9 @@ def test_simultaneous_choices_are_hidden_until_both_commit(first: int) -> None:
                 assert defend.kind == pb.DECISION_KIND_DEFEND
                 nexts = [attack, defend]
             for request in nexts:
-                (revealed,) = [e.duel_revealed for e in request.view.events
-                               if e.HasField("duel_revealed")]
+                (revealed,) = [
+                    e.duel_revealed for e in request.view.events if e.HasField("duel_revealed")
+                ]
                 assert list(revealed.cards) == expected
                 if cards[0] != cards[1]:
                     assert revealed.winner_seat == (0 if cards[0] > cards[1] else 1)
@@ -473,11 +500,26 @@ def test_simultaneous_choices_are_hidden_until_both_commit(first: int) -> None:
 # 7. No message to a bot reveals hidden information
 # ---------------------------------------------------------------------------------------------
 PUBLIC_EVENT_CASES = {
-    "deal", "replaced", "duel_revealed", "attacked", "defended", "showdown", "round_ended",
+    "deal",
+    "replaced",
+    "duel_revealed",
+    "attacked",
+    "defended",
+    "showdown",
+    "round_ended",
 }
 SEAT_VIEW_FIELDS = {
-    "seat", "round", "hand", "opponent_hand_size", "draw_pile_size", "board", "discards",
-    "events", "past_rounds", "attacker", "current_attack",
+    "seat",
+    "round",
+    "hand",
+    "opponent_hand_size",
+    "draw_pile_size",
+    "board",
+    "discards",
+    "events",
+    "past_rounds",
+    "attacker",
+    "current_attack",
 }
 
 
@@ -491,8 +533,12 @@ def _public_form(event: dict[str, Any]) -> dict[str, Any]:
     if event["type"] == "deal":
         return {k: event[k] for k in ("type", "round", "position", "hand_size")}
     if event["type"] == "replace":
-        return {"type": "replace", "round": event["round"], "seat": event["seat"],
-                "discarded": sorted(event["discarded"])}
+        return {
+            "type": "replace",
+            "round": event["round"],
+            "seat": event["seat"],
+            "discarded": sorted(event["discarded"]),
+        }
     return _jsonable(event)
 
 
@@ -519,8 +565,9 @@ def _expected_view(game: Game, seat: int) -> dict[str, Any]:
         "discards": list(game.discards),
         "tacocat": game.tacocat,
         "covered": list(game.covered[1:-1]),
-        "events": [_public_form(e) for e in game.round_events
-                   if e["type"] not in ("forfeit", "game_end")],
+        "events": [
+            _public_form(e) for e in game.round_events if e["type"] not in ("forfeit", "game_end")
+        ],
         "past_rounds": [
             (r.round, r.winner, list(r.showdown), r.tacocat_from, r.tacocat_to, r.covered)
             for r in game.round_results
@@ -542,9 +589,14 @@ def _actual_view(view: pb.SeatView) -> dict[str, Any]:
         "covered": list(view.board.covered),
         "events": _wire_events(view.events, view.round),
         "past_rounds": [
-            (r.round, r.winner_seat if r.HasField("winner_seat") else None,
-             list(r.showdown_cards), r.tacocat_from, r.tacocat_to,
-             r.covered_space if r.HasField("covered_space") else None)
+            (
+                r.round,
+                r.winner_seat if r.HasField("winner_seat") else None,
+                list(r.showdown_cards),
+                r.tacocat_from,
+                r.tacocat_to,
+                r.covered_space if r.HasField("covered_space") else None,
+            )
             for r in view.past_rounds
         ],
         "attacker": view.attacker if view.HasField("attacker") else None,
@@ -582,9 +634,12 @@ def check_no_hidden_information(
     game_id that seat saw).  Returns the number of DecisionRequests checked."""
     record = report.record
     requests = {
-        s: [m.decision_request for _, m in messages[s]
+        s: [
+            m.decision_request
+            for _, m in messages[s]
             if m.WhichOneof("message") == "decision_request"
-            and m.decision_request.game_id == seats[s]]
+            and m.decision_request.game_id == seats[s]
+        ]
         for s in (0, 1)
     }
     # Nothing can hide in fields this code does not know: no unknown fields anywhere.
@@ -594,15 +649,16 @@ def check_no_hidden_information(
             copy.DiscardUnknownFields()
             assert copy.ByteSize() == len(raw), f"unknown fields in a message to seat {s}"
             if message.WhichOneof("message") == "decision_request":
-                assert {d.name for d, _ in message.decision_request.view.ListFields()} \
-                    <= SEAT_VIEW_FIELDS
+                assert {
+                    d.name for d, _ in message.decision_request.view.ListFields()
+                } <= SEAT_VIEW_FIELDS
 
     game = Game(Ruleset.from_dict(record["ruleset"]), int(record["seed"]))
     seen = [0, 0]
     for entry in record["actions"]:
         if "forfeit" in entry:  # a refused answer: its request saw the state as it is now
             for seat in (0, 1):
-                for request in requests[seat][seen[seat]:]:
+                for request in requests[seat][seen[seat] :]:
                     _check_request(request, game, seat)
                     seen[seat] += 1
             break
@@ -620,16 +676,25 @@ def check_no_hidden_information(
     assert seen == [len(requests[0]), len(requests[1])], "a request was not answered"
 
     for s in (0, 1):
-        ends = [m.game_end for _, m in messages[s]
-                if m.WhichOneof("message") == "game_end" and m.game_end.game_id == seats[s]]
+        ends = [
+            m.game_end
+            for _, m in messages[s]
+            if m.WhichOneof("message") == "game_end" and m.game_end.game_id == seats[s]
+        ]
         (end,) = ends
-        last_round = [e for e in record["events"] if e["round"] == end.rounds
-                      and e["type"] not in ("forfeit", "game_end")]
+        last_round = [
+            e
+            for e in record["events"]
+            if e["round"] == end.rounds and e["type"] not in ("forfeit", "game_end")
+        ]
         assert _wire_events(end.last_round_events, end.rounds) == [
             _public_form(e) for e in last_round
         ]
-        starts = [m.game_start for _, m in messages[s] if m.WhichOneof("message") == "game_start"
-                  and m.game_start.game_id == seats[s]]
+        starts = [
+            m.game_start
+            for _, m in messages[s]
+            if m.WhichOneof("message") == "game_start" and m.game_start.game_id == seats[s]
+        ]
         assert starts[0].ruleset == ruleset_to_pb(Ruleset.from_dict(record["ruleset"]))
     return sum(seen)
 
@@ -640,8 +705,12 @@ def test_no_message_reveals_hidden_cards() -> None:
             for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             plays = [
-                referee.play(f"info{i}", ("a", "b") if i % 2 == 0 else ("b", "a"),
-                             seed=20 + i, ruleset=DEFAULT_RULESET)
+                referee.play(
+                    f"info{i}",
+                    ("a", "b") if i % 2 == 0 else ("b", "a"),
+                    seed=20 + i,
+                    ruleset=DEFAULT_RULESET,
+                )
                 for i in range(3)
             ]
             *reports, _, _ = await asyncio.gather(
@@ -679,10 +748,12 @@ def test_duplicate_and_unknown_replies_are_ignored_and_the_game_goes_on() -> Non
                 first.append(request)
                 rid, gid = request.request_id, request.game_id
                 # Wrong game_id for an open request, and a request id never sent.
-                await client_a.answer(pb.Action(game_id="other", request_id=rid,
-                                                replace=pb.Replace()))
-                await client_a.answer(pb.Action(game_id=gid, request_id=987_654,
-                                                replace=pb.Replace()))
+                await client_a.answer(
+                    pb.Action(game_id="other", request_id=rid, replace=pb.Replace())
+                )
+                await client_a.answer(
+                    pb.Action(game_id=gid, request_id=987_654, replace=pb.Replace())
+                )
                 await client_a.send(pb.BotMessage())  # no case set
                 await client_a.send(pb.BotMessage(hello=pb.Hello(protocol_version=1)))
                 good = pb.Action(game_id=gid, request_id=rid, replace=pb.Replace())
@@ -729,9 +800,12 @@ def test_malformed_action_forfeits(answer: str) -> None:
             for client, name in zip(clients, "ab", strict=True):
                 await client.connect(name)
             bad: list[pb.DecisionRequest] = []
-            wanted = {"wrong_case": pb.DECISION_KIND_REPLACE, "no_case": pb.DECISION_KIND_DUEL,
-                      "bad_defence": pb.DECISION_KIND_DEFEND,
-                      "absurd_card": pb.DECISION_KIND_DUEL}[answer]
+            wanted = {
+                "wrong_case": pb.DECISION_KIND_REPLACE,
+                "no_case": pb.DECISION_KIND_DUEL,
+                "bad_defence": pb.DECISION_KIND_DEFEND,
+                "absurd_card": pb.DECISION_KIND_DUEL,
+            }[answer]
 
             def hook(request: pb.DecisionRequest) -> pb.Action | None:
                 if bad or request.kind != wanted:

@@ -84,11 +84,15 @@ async def _play_one_game(referee: Any, port: int, game_id: str) -> Any:
         pytest.param(_hello("zed", token="token-a"), (), id="unknown-bot"),
         pytest.param(_hello("a", token="token-b"), (), id="another-bots-token"),
         pytest.param(_hello("a", token="token-a "), (), id="token-with-suffix"),
-        pytest.param(_hello("a", token=""), (("authorization", "Bearer wrong"),),
-                     id="wrong-bearer"),
+        pytest.param(
+            _hello("a", token=""), (("authorization", "Bearer wrong"),), id="wrong-bearer"
+        ),
         pytest.param(_hello("a", token=""), (("authorization", "token-a"),), id="not-bearer"),
-        pytest.param(_hello("a", token="wrong"), (("authorization", "Bearer token-a"),),
-                     id="hello-token-wins-over-metadata"),
+        pytest.param(
+            _hello("a", token="wrong"),
+            (("authorization", "Bearer token-a"),),
+            id="hello-token-wins-over-metadata",
+        ),
     ],
 )
 def test_bad_credentials_are_unauthenticated(
@@ -128,7 +132,9 @@ def test_wrong_token_never_takes_another_bots_seat() -> None:
             session = referee.live_session("a")
             assert session is not None and session.session_id == welcome.session_id
             for impostor in (
-                _hello("a", token="wrong"), _hello("a", token="token-b"), _hello("a", token=""),
+                _hello("a", token="wrong"),
+                _hello("a", token="token-b"),
+                _hello("a", token=""),
                 _hello(" a ", token="wrong"),
             ):
                 error = await _refused(port, impostor)
@@ -236,7 +242,8 @@ def test_garbage_bytes_get_an_error_status_and_server_stays_up(after_hello: bool
             channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
             try:
                 play = channel.stream_stream(
-                    h.PLAY_METHOD, request_serializer=lambda data: data,
+                    h.PLAY_METHOD,
+                    request_serializer=lambda data: data,
                     response_deserializer=pb.RefereeMessage.FromString,
                 )
                 call = play()
@@ -263,8 +270,11 @@ def test_many_bad_streams_at_once_do_not_disturb_a_game() -> None:
     async def scenario() -> None:
         async with h.arena(SETTINGS) as (referee, port):
             bad = [
-                _hello("a", token="wrong"), _hello("a", version=7), pb.BotMessage(),
-                _hello("a", client_info="y" * 100_000), _hello("nobody", token="x"),
+                _hello("a", token="wrong"),
+                _hello("a", version=7),
+                pb.BotMessage(),
+                _hello("a", client_info="y" * 100_000),
+                _hello("nobody", token="x"),
             ] * 4
             results = await asyncio.gather(
                 _play_one_game(referee, port, "busy"), *(_refused(port, m) for m in bad)
@@ -272,8 +282,10 @@ def test_many_bad_streams_at_once_do_not_disturb_a_game() -> None:
             codes = {error.code() for error in results[1:]}
             assert grpc.StatusCode.OK not in codes
             assert codes <= {
-                grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
-                grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                grpc.StatusCode.UNAUTHENTICATED,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
             }
 
     h.run_async(scenario(), 30)

@@ -25,10 +25,15 @@ from tacocat_arena.policies import GreedyPolicy, RandomPolicy
 GOAL_0, GOAL_1 = 0, DEFAULT_RULESET.spaces + 1
 
 
-def finish_round(last0: int, last1: int, *, ruleset: Ruleset = DEFAULT_RULESET, **kw: object) -> Game:
+def finish_round(
+    last0: int, last1: int, *, ruleset: Ruleset = DEFAULT_RULESET, **kw: object
+) -> Game:
     """A round from a hand-built duel position that ends in the showdown last0 vs last1."""
     game = Game.from_position(
-        ((12, last0), (11, last1)), phase=DecisionKind.DUEL, ruleset=ruleset, **kw  # type: ignore[arg-type]
+        ((12, last0), (11, last1)),
+        phase=DecisionKind.DUEL,
+        ruleset=ruleset,
+        **kw,  # type: ignore[arg-type]
     )
     game.apply(0, Duel(12))
     game.apply(1, Duel(11))  # seat 0 wins the duel; one card each: showdown (P8)

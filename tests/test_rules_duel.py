@@ -18,10 +18,16 @@ from tacocat_arena.engine import (
 
 
 def snapshot(game: Game) -> dict[str, Any]:
-    return copy.deepcopy({
-        "hands": tuple(game.hands), "discards": game.discards, "events": list(game.events),
-        "phase": game.phase, "pending": game.pending, "actions": list(game.actions),
-    })
+    return copy.deepcopy(
+        {
+            "hands": tuple(game.hands),
+            "discards": game.discards,
+            "events": list(game.events),
+            "phase": game.phase,
+            "pending": game.pending,
+            "actions": list(game.actions),
+        }
+    )
 
 
 def duel_position(hand0: tuple[int, ...], hand1: tuple[int, ...]) -> Game:

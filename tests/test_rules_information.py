@@ -38,8 +38,13 @@ def test_I1_view_contents_at_start() -> None:
         assert view.kind is DecisionKind.REPLACE
         assert view.max_replace == 7
         (deal,) = view.events
-        assert deal == {"type": "deal", "round": 1, "position": 4, "hand_size": 7,
-                        "hand": game.hands[seat]}
+        assert deal == {
+            "type": "deal",
+            "round": 1,
+            "position": 4,
+            "hand_size": 7,
+            "hand": game.hands[seat],
+        }
 
 
 def test_I1_view_follows_the_round() -> None:
@@ -72,9 +77,7 @@ def test_I1_view_follows_the_round() -> None:
 
 def test_I2_view_never_holds_opponent_hand_or_draw_pile() -> None:
     """I2: no public event carries the hands, the draw pile, or the opponent's drawn cards."""
-    game = Game.from_position(
-        ((2, 4, 6, 9), (3, 5, 7, 8)), draw_pile=(1, 10, 11, 12), tacocat=3
-    )
+    game = Game.from_position(((2, 4, 6, 9), (3, 5, 7, 8)), draw_pile=(1, 10, 11, 12), tacocat=3)
     game.apply(1, Replace((3, 5)))
     game.apply(0, Replace((2,)))
     view0 = build_view(game, 0)

@@ -22,12 +22,20 @@ DRAW = (3, 8, 10, 12, 5, 6, 7, 8)
 
 def snapshot(game: Game) -> dict[str, Any]:
     """Everything an action may change."""
-    return copy.deepcopy({
-        "hands": tuple(game.hands), "draw": tuple(game.draw_pile), "discards": game.discards,
-        "events": list(game.events), "phase": game.phase, "pending": game.pending,
-        "cap": game.replace_cap, "actions": list(game.actions), "round": game.round,
-        "views": [tuple(build_view(game, s)) for s in (0, 1)],
-    })
+    return copy.deepcopy(
+        {
+            "hands": tuple(game.hands),
+            "draw": tuple(game.draw_pile),
+            "discards": game.discards,
+            "events": list(game.events),
+            "phase": game.phase,
+            "pending": game.pending,
+            "cap": game.replace_cap,
+            "actions": list(game.actions),
+            "round": game.round,
+            "views": [tuple(build_view(game, s)) for s in (0, 1)],
+        }
+    )
 
 
 def position(tacocat: int) -> Game:

@@ -86,7 +86,9 @@ def test_C5_each_seat_has_its_goal_at_one_end(winner: int, goal: int) -> None:
     """C5: seat 0's goal is position 0 and seat 1's the far end (spaces + 1)."""
     last = (1, 2) if winner == 0 else (2, 1)
     space = 1 if winner == 0 else 7
-    game = Game.from_position(((12, last[0]), (11, last[1])), tacocat=space, phase=DecisionKind.DUEL)
+    game = Game.from_position(
+        ((12, last[0]), (11, last[1])), tacocat=space, phase=DecisionKind.DUEL
+    )
     game.apply(0, Duel(12))
     game.apply(1, Duel(11))
     assert game.tacocat == goal

@@ -13,8 +13,20 @@ from tacocat_arena.engine import DEFAULT_RULESET, Ruleset, RulesetError, TieRule
 def test_defaults_are_the_decided_values() -> None:
     """C2, C3, C4, P10, W2: every default is RULES-SPEC's DECIDED value."""
     r = Ruleset()
-    assert dict(r.deck) == {1: 2, 2: 3, 3: 3, 4: 3, 5: 4, 6: 4, 7: 4, 8: 4, 9: 3, 10: 3,
-                            11: 3, 12: 2}
+    assert dict(r.deck) == {
+        1: 2,
+        2: 3,
+        3: 3,
+        4: 3,
+        5: 4,
+        6: 4,
+        7: 4,
+        8: 4,
+        9: 3,
+        10: 3,
+        11: 3,
+        12: 2,
+    }
     assert r.deck_size == 38
     assert r.hand_sizes == (4, 5, 6, 7, 6, 5, 4)
     assert r.arrows == ({1}, {1}, {1}, {0, 1}, {0}, {0}, {0})
@@ -71,8 +83,9 @@ INVALID: list[Any] = [
     pytest.param({"hand_sizes": [4, 5, 5, 4]}, "hand_sizes", id="S1-even-number-of-spaces"),
     pytest.param({"hand_sizes": []}, "hand_sizes", id="S1-no-spaces"),
     pytest.param({"arrows": [[1], [0, 1], [0]]}, "arrows", id="C4-arrows-wrong-length"),
-    pytest.param({"arrows": [[1], [1], [1], [0, 2], [0], [0], [0]]}, "arrows",
-                 id="C4-arrow-invalid-seat"),
+    pytest.param(
+        {"arrows": [[1], [1], [1], [0, 2], [0], [0], [0]]}, "arrows", id="C4-arrow-invalid-seat"
+    ),
     pytest.param({"arrows": [[1], [1], [1], [], [0], [0], [0]]}, "arrows", id="C4-no-arrow"),
     pytest.param({"colour": "red"}, "colour", id="unknown-field"),
     pytest.param({"tie_rule": "coin_flip"}, "tie_rule", id="P10-bad-tie-rule"),
@@ -114,8 +127,9 @@ def test_hand_size_bound_is_inclusive() -> None:
 ROUND_TRIPS = [
     DEFAULT_RULESET,
     Ruleset(tie_rule=TieRule.ARROW, max_rounds=7),
-    Ruleset.from_dict({"hand_sizes": [2, 3, 2], "arrows": [[0], [0, 1], [1]],
-                       "deck": {"1": 3, "2": 3, "9": 6}}),
+    Ruleset.from_dict(
+        {"hand_sizes": [2, 3, 2], "arrows": [[0], [0, 1], [1]], "deck": {"1": 3, "2": 3, "9": 6}}
+    ),
 ]
 
 

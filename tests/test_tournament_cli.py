@@ -48,7 +48,11 @@ def run_cli(*args: object, cwd: Path, timeout: float = 120) -> subprocess.Comple
     """Run ``tacocat-arena run ARGS`` to the end (quiet, wide console so lines don't wrap)."""
     env = dict(os.environ, COLUMNS="300")
     return subprocess.run(
-        cli_argv(*args, "--quiet"), cwd=cwd, env=env, capture_output=True, text=True,
+        cli_argv(*args, "--quiet"),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
 
@@ -144,18 +148,33 @@ def check_complete_outputs(
 
     # standings.csv: the columns, and every count recomputed from games.jsonl.
     columns, standings = read_standings(out)
-    assert columns == list(STANDINGS_COLUMNS) == [
-        "rank", "bot", "games", "wins", "losses", "draws", "score", "elo", "elo_err",
-        "forfeits", "mean_decision_ms",
-    ]
+    assert (
+        columns
+        == list(STANDINGS_COLUMNS)
+        == [
+            "rank",
+            "bot",
+            "games",
+            "wins",
+            "losses",
+            "draws",
+            "score",
+            "elo",
+            "elo_err",
+            "forfeits",
+            "mean_decision_ms",
+        ]
+    )
     assert set(standings) == set(bots)
     tally = {bot: Counter() for bot in bots}
     cross = {a: {b: Counter() for b in bots if b != a} for a in bots}
     for game in games:
         for seat, bot in enumerate(game["seats"]):
             opponent = game["seats"][1 - seat]
-            outcome = "draws" if game["winner"] is None else (
-                "wins" if game["winner"] == seat else "losses"
+            outcome = (
+                "draws"
+                if game["winner"] is None
+                else ("wins" if game["winner"] == seat else "losses")
             )
             tally[bot][outcome] += 1
             cross[bot][opponent][outcome] += 1
@@ -220,8 +239,15 @@ def test_small_tournament_outputs_agree_with_the_plan_and_each_other(tmp_path: P
     assert done.returncode == 0, done.stderr
     out = tmp_path / "results"  # relative to the config's folder, not the working directory
     names = {p.name for p in out.iterdir()} - {"tournament.sqlite-wal", "tournament.sqlite-shm"}
-    assert names == {"standings.csv", "crosstable.csv", "games.jsonl", "results.json",
-                     "report.md", "tournament.sqlite", "logs"}
+    assert names == {
+        "standings.csv",
+        "crosstable.csv",
+        "games.jsonl",
+        "results.json",
+        "report.md",
+        "tournament.sqlite",
+        "logs",
+    }
     games = check_complete_outputs(out, list(bots), games_per_pairing=4, seed=7)
     assert len(games) == 12
     assert all(game["reason"] in {"goal", "round_cap"} for game in games), [
@@ -253,8 +279,11 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
     plan = round_robin(list(bots), 40, 11)
 
     cli = subprocess.Popen(
-        cli_argv(config, "--quiet"), cwd=cwd, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True,
+        cli_argv(config, "--quiet"),
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -308,8 +337,12 @@ def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) 
     config = write_config(tmp_path, bots, games=40, seed=5, concurrency=2, out="out")
     out = tmp_path / "out"
     cli = subprocess.Popen(
-        cli_argv(config, "--quiet"), cwd=elsewhere(tmp_path), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300"),
+        cli_argv(config, "--quiet"),
+        cwd=elsewhere(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, COLUMNS="300"),
         start_new_session=True,
         # A shell may start background jobs with SIGINT ignored; Ctrl-C needs the default.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -342,8 +375,10 @@ def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) 
 # -- broken bots -----------------------------------------------------------------------------
 def test_missing_bot_command_is_a_clear_error(tmp_path: Path) -> None:
     config = write_config(
-        tmp_path, {"ghost": "no-such-bot-command --fast", "good": "builtin:random"},
-        games=2, out="out",
+        tmp_path,
+        {"ghost": "no-such-bot-command --fast", "good": "builtin:random"},
+        games=2,
+        out="out",
     )
     done = run_cli(config, cwd=elsewhere(tmp_path))
     assert done.returncode != 0
@@ -362,8 +397,9 @@ def test_bot_that_exits_at_once_is_a_clear_error_with_its_stderr(tmp_path: Path)
     assert "Traceback" not in done.stderr
 
     # The failed start played no game, so the corrected config may use the same folder.
-    config = write_config(tmp_path, {"good": "builtin:random", "dud": "builtin:greedy"},
-                          games=2, out="out")
+    config = write_config(
+        tmp_path, {"good": "builtin:random", "dud": "builtin:greedy"}, games=2, out="out"
+    )
     fixed = run_cli(config, cwd=elsewhere(tmp_path))
     assert fixed.returncode == 0, fixed.stderr
     assert len(read_games(tmp_path / "out")) == 2
@@ -411,8 +447,16 @@ BOTS = {"a": "builtin:random", "b": "builtin:greedy"}
         ({"failure_policy": "retry"}, "", [], "failure_policy 'retry'"),
         ({}, '[[bots]]\nname = "c"\ncommand = "builtin:genius"\n', [], "unknown 'builtin:genius'"),
     ],
-    ids=["odd-games-flag", "odd-games", "unknown-key", "duplicate-name", "bad-ruleset-value",
-         "unknown-ruleset-field", "bad-failure-policy", "unknown-builtin"],
+    ids=[
+        "odd-games-flag",
+        "odd-games",
+        "unknown-key",
+        "duplicate-name",
+        "bad-ruleset-value",
+        "unknown-ruleset-field",
+        "bad-failure-policy",
+        "unknown-builtin",
+    ],
 )
 def test_invalid_config_is_refused_with_a_message(
     tmp_path: Path, settings: dict, extra: str, args: list, message: str

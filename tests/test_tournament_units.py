@@ -124,7 +124,8 @@ def test_defaults_of_a_minimal_config(tmp_path: Path) -> None:
 
 
 def test_every_key_is_read(tmp_path: Path) -> None:
-    text = """
+    text = (
+        """
 games = 6
 seed = 99
 concurrency = 2
@@ -139,7 +140,9 @@ max_restarts = 0
 [ruleset]
 max_rounds = 20
 tie_rule = "arrow"
-""" + TWO_BOTS
+"""
+        + TWO_BOTS
+    )
     config = load_config(write(tmp_path / "t.toml", text), NO_OVERRIDES, ())
     assert (config.games_per_pairing, config.seed, config.concurrency) == (6, 99, 2)
     assert (config.move_timeout_s, config.time_bank_s, config.grace_ms) == (0.25, 3.0, 50)
@@ -170,16 +173,19 @@ def test_flags_override_the_file_and_bot_flags_replace_its_bots(tmp_path: Path) 
     assert config.concurrency == 9
     assert config.out == Path("o")  # a flag's path is relative to the working directory
     assert [(b.name, b.command) for b in config.bots] == [
-        ("x", "builtin:greedy"), ("y", "python y.py"),
+        ("x", "builtin:greedy"),
+        ("y", "python y.py"),
     ]
 
 
 def test_no_config_is_the_demo() -> None:
     config = load_config(None, NO_OVERRIDES, ())
     assert [(b.name, b.command) for b in config.bots] == [
-        ("random", "builtin:random"), ("greedy", "builtin:greedy"), ("search", "builtin:search"),
+        ("random", "builtin:random"),
+        ("greedy", "builtin:greedy"),
+        ("search", "builtin:search"),
     ]
-    assert (config.games_per_pairing, config.seed, config.concurrency) == (10, 2026, 6)
+    assert (config.games_per_pairing, config.seed, config.concurrency) == (10, 2026, 3)
     assert config.base_dir == Path.cwd() and config.out == Path("tacocat-results")
 
 
@@ -227,13 +233,21 @@ def test_missing_config_file_and_bad_bot_flag(tmp_path: Path) -> None:
 
 def test_bot_commands_become_argument_lists(tmp_path: Path) -> None:
     assert BotSpec("a", "builtin:greedy").argv() == [
-        sys.executable, "-m", "example_bots.greedy_bot",
+        sys.executable,
+        "-m",
+        "example_bots.greedy_bot",
     ]
     assert BotSpec("b", "python bots/b.py --level 'very hard'").argv() == [
-        "python", "bots/b.py", "--level", "very hard",
+        "python",
+        "bots/b.py",
+        "--level",
+        "very hard",
     ]
     process = BotProcess(
-        BotSpec("b", "python3 b.py"), token="t", address="127.0.0.1:1", log_dir=tmp_path,
+        BotSpec("b", "python3 b.py"),
+        token="t",
+        address="127.0.0.1:1",
+        log_dir=tmp_path,
         cwd=tmp_path,
     )
     assert process.argv() == [sys.executable, "b.py"]  # 'python' is the running Python
@@ -328,7 +342,9 @@ def test_saved_games_survive_reopening_and_cannot_be_saved_twice(tmp_path: Path)
     assert again.claim("f", resume=True) == 3
     assert again.finished_ids() == {"g1", "g2", "g3"}
     assert again.results() == [
-        result("g1", seed=big_seed), result("g2", seed=2**63, winner=None), result("g3", 7, 1),
+        result("g1", seed=big_seed),
+        result("g2", seed=2**63, winner=None),
+        result("g3", 7, 1),
     ]
     rows = list(again.rows())
     assert rows[0] == (result("g1", seed=big_seed), "a detail", {"seed": big_seed, "actions": []})
@@ -340,8 +356,10 @@ def test_outputs_of_an_unfinished_tournament_hide_the_seed_and_the_records(tmp_p
     import json
 
     config = TournamentConfig(
-        (BotSpec("a", "builtin:random"), BotSpec("b", "builtin:greedy")), games_per_pairing=2,
-        seed=42, out=tmp_path,
+        (BotSpec("a", "builtin:random"), BotSpec("b", "builtin:greedy")),
+        games_per_pairing=2,
+        seed=42,
+        out=tmp_path,
     )
     store = TournamentStore(tmp_path)
     store.claim(config.fingerprint(), resume=False)

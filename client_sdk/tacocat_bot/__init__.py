@@ -20,6 +20,12 @@ from tacocat_bot.client import SessionError, SessionSummary, run
 from tacocat_bot.local import MatchScore, play_local
 
 __all__ = [
-    "Bot", "DecisionKind", "MatchScore", "SeatView", "SessionError", "SessionSummary",
-    "play_local", "run",
+    "Bot",
+    "DecisionKind",
+    "MatchScore",
+    "SeatView",
+    "SessionError",
+    "SessionSummary",
+    "play_local",
+    "run",
 ]

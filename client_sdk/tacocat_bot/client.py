@@ -78,7 +78,9 @@ def run(
     outbox.put(
         pb.BotMessage(
             hello=pb.Hello(
-                protocol_version=PROTOCOL_VERSION, bot_name=name, token=token,
+                protocol_version=PROTOCOL_VERSION,
+                bot_name=name,
+                token=token,
                 client_info=f"tacocat_bot (python {sys.version.split()[0]})",
                 max_concurrent_games=max_concurrent_games,
             )
@@ -106,8 +108,10 @@ def run(
                     _end_game(bot, message.game_end, games, summary)
                 elif case == "error":
                     error = message.error
-                    text = f"referee error ({pb.ErrorCode.Name(error.code)}) in game " \
-                           f"{error.game_id or '-'}: {error.message}"
+                    text = (
+                        f"referee error ({pb.ErrorCode.Name(error.code)}) in game "
+                        f"{error.game_id or '-'}: {error.message}"
+                    )
                     summary.errors.append(text)
                     log.warning("%s", text)
                 elif case == "session_end":

@@ -27,12 +27,18 @@ class MatchScore:
         return self.wins + 0.5 * self.draws
 
     def __str__(self) -> str:
-        return (f"+{self.wins} -{self.losses} ={self.draws} "
-                f"({self.score:g}/{self.games}, {100 * self.score / max(1, self.games):.1f}%)")
+        return (
+            f"+{self.wins} -{self.losses} ={self.draws} "
+            f"({self.score:g}/{self.games}, {100 * self.score / max(1, self.games):.1f}%)"
+        )
 
 
 def play_local(
-    first: Bot, second: Bot, *, games: int = 2, seed: int = 0,
+    first: Bot,
+    second: Bot,
+    *,
+    games: int = 2,
+    seed: int = 0,
     ruleset: Ruleset = DEFAULT_RULESET,
 ) -> MatchScore:
     """Play ``games`` games (an even number is fairest): every deal seed twice, seats swapped,

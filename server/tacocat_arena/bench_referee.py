@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
@@ -49,9 +50,11 @@ class RefereeFigures:
         return self.decisions_per_s_concurrent / self.decisions_per_s
 
 
-# -- (a) the echo ---------------------------------------------------------------------------------
+# -- (a) the echo -------------------------------------------------------------------------
 async def _echo_server(port_file: str) -> None:
-    async def stream(requests, context):  # type: ignore[no-untyped-def]
+    async def stream(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[bytes]:
         async for message in requests:
             yield message
 
@@ -83,7 +86,7 @@ async def _echo_client(port: int, seconds: float) -> None:
         print(count / elapsed, flush=True)
 
 
-# -- (b), (c): trivial bots -------------------------------------------------------------------------
+# -- (b), (c): trivial bots ---------------------------------------------------------------
 async def _trivial_bot(address: str, name: str, token: str) -> None:
     """Answer every request with the first legal option, as fast as the stream allows
     (reads and writes on the call itself, exactly like the echo client)."""
@@ -116,11 +119,12 @@ def _first_legal(request: pb.DecisionRequest) -> pb.Action:
     return action
 
 
-# -- the driver ---------------------------------------------------------------------------------------
+# -- the driver --------------------------------------------------------------------------
 def _spawn(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "tacocat_arena.bench_referee", *args],
-        stdout=subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        stdout=subprocess.PIPE,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )
 
 
@@ -152,7 +156,9 @@ async def measure_referee(seconds: float, games_at_once: int) -> float:
     settings = RefereeSettings(clock=ClockSettings(decision_ms=10_000))
     referee = Referee(tokens, settings)
     server, port = await start_server(referee)
-    bots = [_spawn("trivial-bot", f"127.0.0.1:{port}", name, token) for name, token in tokens.items()]
+    bots = [
+        _spawn("trivial-bot", f"127.0.0.1:{port}", name, token) for name, token in tokens.items()
+    ]
     try:
         for name in tokens:
             await referee.wait_for_session(name, 30)

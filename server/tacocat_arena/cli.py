@@ -19,22 +19,37 @@ def main() -> None:
 
 @main.command()
 @click.argument("config_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--bot", "bots", multiple=True, metavar="NAME=COMMAND",
-              help="A participant (repeatable; replaces the config's bots). "
-                   "COMMAND 'builtin:random|greedy|search' names an example bot.")
+@click.option(
+    "--bot",
+    "bots",
+    multiple=True,
+    metavar="NAME=COMMAND",
+    help="A participant (repeatable; replaces the config's bots). "
+    "COMMAND 'builtin:random|greedy|search' names an example bot.",
+)
 @click.option("--games", type=int, help="Games per pairing (even).")
 @click.option("--seed", type=int, help="Tournament seed; every deal derives from it.")
 @click.option("--concurrency", type=int, help="Games played at the same time.")
 @click.option("--move-timeout", type=float, metavar="SECONDS", help="Time per decision.")
 @click.option("--time-bank", type=float, metavar="SECONDS", help="Extra time per game.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder (default from the config: tacocat-results).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (default from the config: tacocat-results).",
+)
 @click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(
-    config_file: Path | None, bots: tuple[str, ...], games: int | None, seed: int | None,
-    concurrency: int | None, move_timeout: float | None, time_bank: float | None,
-    out: Path | None, resume: bool, quiet: bool,
+    config_file: Path | None,
+    bots: tuple[str, ...],
+    games: int | None,
+    seed: int | None,
+    concurrency: int | None,
+    move_timeout: float | None,
+    time_bank: float | None,
+    out: Path | None,
+    resume: bool,
+    quiet: bool,
 ) -> None:
     """Run a round-robin tournament and write its result tables.
 
@@ -45,10 +60,17 @@ def run(
     from tacocat_arena.tournament.cli import run_command
 
     run_command(
-        config_file, bots, resume=resume, quiet=quiet,
+        config_file,
+        bots,
+        resume=resume,
+        quiet=quiet,
         overrides={
-            "games_per_pairing": games, "seed": seed, "concurrency": concurrency,
-            "move_timeout_s": move_timeout, "time_bank_s": time_bank, "out": out,
+            "games_per_pairing": games,
+            "seed": seed,
+            "concurrency": concurrency,
+            "move_timeout_s": move_timeout,
+            "time_bank_s": time_bank,
+            "out": out,
         },
     )
 
@@ -59,12 +81,28 @@ def run(
 @click.option("--games", "-n", default=10, show_default=True, help="Games (even).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Match seed.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Games at once.")
-@click.option("--move-timeout", type=float, default=1.0, show_default=True, metavar="SECONDS",
-              help="Time per decision.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder (default: a new folder under tacocat-results/matches).")
-def play(first: str, second: str, games: int, seed: int, concurrency: int,
-         move_timeout: float, out: Path | None) -> None:
+@click.option(
+    "--move-timeout",
+    type=float,
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Time per decision.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (default: a new folder under tacocat-results/matches).",
+)
+def play(
+    first: str,
+    second: str,
+    games: int,
+    seed: int,
+    concurrency: int,
+    move_timeout: float,
+    out: Path | None,
+) -> None:
     """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
     example bot's name (random, greedy, search) or builtin:NAME."""
     from tacocat_arena.tournament.cli import match_bots, run_command
@@ -73,9 +111,17 @@ def play(first: str, second: str, games: int, seed: int, concurrency: int,
     if out is None:
         out = Path("tacocat-results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
     run_command(
-        None, bots, resume=False, quiet=False,
-        overrides={"games_per_pairing": games, "seed": seed, "concurrency": concurrency,
-                   "move_timeout_s": move_timeout, "out": out},
+        None,
+        bots,
+        resume=False,
+        quiet=False,
+        overrides={
+            "games_per_pairing": games,
+            "seed": seed,
+            "concurrency": concurrency,
+            "move_timeout_s": move_timeout,
+            "out": out,
+        },
     )
 
 
@@ -95,34 +141,69 @@ def replay(file: Path, game_id: str | None) -> None:
 
 
 @main.command()
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on (0.0.0.0 for bots on other machines).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (0.0.0.0 for bots on other machines).",
+)
 @click.option("--port", default=50051, show_default=True, help="Port to listen on.")
-@click.option("--tokens", "tokens_file", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='TOML file of bot secrets: one line per bot, name = "token".')
-@click.option("--schedule", "schedule_file",
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A tournament config; its bots without a command connect by themselves. "
-                   "Default: a round robin of every bot in --tokens.")
+@click.option(
+    "--tokens",
+    "tokens_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='TOML file of bot secrets: one line per bot, name = "token".',
+)
+@click.option(
+    "--schedule",
+    "schedule_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A tournament config; its bots without a command connect by themselves. "
+    "Default: a round robin of every bot in --tokens.",
+)
 @click.option("--games", type=int, help="Games per pairing (even).")
 @click.option("--seed", type=int, help="Tournament seed.")
 @click.option("--move-timeout", type=float, metavar="SECONDS", help="Time per decision.")
-@click.option("--wait", type=float, default=600.0, show_default=True, metavar="SECONDS",
-              help="How long to wait for every bot to connect.")
+@click.option(
+    "--wait",
+    type=float,
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for every bot to connect.",
+)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
-def serve(host: str, port: int, tokens_file: Path, schedule_file: Path | None,
-          games: int | None, seed: int | None, move_timeout: float | None, wait: float,
-          out: Path | None, resume: bool) -> None:
+def serve(
+    host: str,
+    port: int,
+    tokens_file: Path,
+    schedule_file: Path | None,
+    games: int | None,
+    seed: int | None,
+    move_timeout: float | None,
+    wait: float,
+    out: Path | None,
+    resume: bool,
+) -> None:
     """A standalone referee: bots connect from anywhere with their token, then the scheduled
     tournament is played and its results written as `run` writes them."""
     from tacocat_arena.tournament.cli import serve_command
 
     serve_command(
-        host, port, tokens_file, schedule_file, resume=resume,
-        overrides={"games_per_pairing": games, "seed": seed, "move_timeout_s": move_timeout,
-                   "out": out, "connect_timeout_s": wait},
+        host,
+        port,
+        tokens_file,
+        schedule_file,
+        resume=resume,
+        overrides={
+            "games_per_pairing": games,
+            "seed": seed,
+            "move_timeout_s": move_timeout,
+            "out": out,
+            "connect_timeout_s": wait,
+        },
     )
 
 
@@ -177,12 +258,15 @@ def demo(games: int, seed: int) -> None:
     click.echo(f"greedy {score['greedy']} - {score['random']} random over {games} games")
 
 
-
 @bench.command("duplicate")
 @click.option("--pairs", default=4000, show_default=True, help="Game pairs per method (>= 2).")
 @click.option("--seed", default=1, show_default=True, help="Seed of the measurement.")
-@click.option("--epsilon", default=0.02, show_default=True,
-              help="How often the weaker greedy plays a random move (closeness of the bots).")
+@click.option(
+    "--epsilon",
+    default=0.02,
+    show_default=True,
+    help="How often the weaker greedy plays a random move (closeness of the bots).",
+)
 def bench_duplicate_command(pairs: int, seed: int, epsilon: float) -> None:
     """How many games duplicate deals save: variance of the score of two close bots over
     duplicate pairs (one deal, seats swapped) versus plain seat alternation."""
@@ -202,12 +286,17 @@ def bench_referee_command(seconds: float, games_at_once: int) -> None:
     from tacocat_arena.bench_referee import bench_referee
 
     figures = bench_referee(seconds, games_at_once)
-    click.echo(f"(a) bare grpcio bidi echo, 2 processes: {figures.echo_round_trips_per_s:,.0f} "
-               "round trips/s")
-    click.echo(f"(b) referee, 1 game, 2 bot processes:   {figures.decisions_per_s:,.0f} "
-               "decisions/s")
-    click.echo(f"(c) referee, {games_at_once} games at once:          "
-               f"{figures.decisions_per_s_concurrent:,.0f} decisions/s")
+    click.echo(
+        f"(a) bare grpcio bidi echo, 2 processes: {figures.echo_round_trips_per_s:,.0f} "
+        "round trips/s"
+    )
+    click.echo(
+        f"(b) referee, 1 game, 2 bot processes:   {figures.decisions_per_s:,.0f} decisions/s"
+    )
+    click.echo(
+        f"(c) referee, {games_at_once} games at once:          "
+        f"{figures.decisions_per_s_concurrent:,.0f} decisions/s"
+    )
     click.echo(f"(b)/(a) = {figures.overhead_ratio:.2f}   (c)/(b) = {figures.scaling_ratio:.2f}")
 
 

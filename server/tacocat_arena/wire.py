@@ -97,7 +97,9 @@ def event_to_pb(event: Event) -> pb.PublicEvent | None:
     kind = event["type"]
     if kind == "deal":
         return pb.PublicEvent(
-            deal=pb.Deal(round=event["round"], space=event["position"], hand_size=event["hand_size"])
+            deal=pb.Deal(
+                round=event["round"], space=event["position"], hand_size=event["hand_size"]
+            )
         )
     if kind == "replace":
         cards = sorted(event["discarded"])
@@ -118,7 +120,7 @@ def event_to_pb(event: Event) -> pb.PublicEvent | None:
             pb.DefenceAnswer(attack_card=attack_card, sacrificed=True, card=next(sacrificed))
             if answer is None
             else pb.DefenceAnswer(attack_card=attack_card, card=answer)
-            for attack_card, answer in zip(event["attack"], event["answers"])
+            for attack_card, answer in zip(event["attack"], event["answers"], strict=True)
         ]
         return pb.PublicEvent(
             defended=pb.Defended(
@@ -134,8 +136,11 @@ def event_to_pb(event: Event) -> pb.PublicEvent | None:
     if kind == "round_end":
         return pb.PublicEvent(
             round_ended=pb.RoundEnded(
-                round=event["round"], tie=event["winner"] is None, winner_seat=event["winner"],
-                tacocat_from=event["tacocat_from"], tacocat_to=event["tacocat_to"],
+                round=event["round"],
+                tie=event["winner"] is None,
+                winner_seat=event["winner"],
+                tacocat_from=event["tacocat_from"],
+                tacocat_to=event["tacocat_to"],
                 covered_space=event["covered"],
             )
         )
@@ -147,22 +152,40 @@ def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
     case = message.WhichOneof("event")
     if case == "deal":
         deal = message.deal
-        return {"type": "deal", "round": deal.round, "position": deal.space,
-                "hand_size": deal.hand_size}
+        return {
+            "type": "deal",
+            "round": deal.round,
+            "position": deal.space,
+            "hand_size": deal.hand_size,
+        }
     if case == "replaced":
-        return {"type": "replace", "round": round_number, "seat": message.replaced.seat,
-                "discarded": tuple(message.replaced.cards)}
+        return {
+            "type": "replace",
+            "round": round_number,
+            "seat": message.replaced.seat,
+            "discarded": tuple(message.replaced.cards),
+        }
     if case == "duel_revealed":
         duel = message.duel_revealed
-        return {"type": "duel", "round": round_number, "cards": tuple(duel.cards),
-                "winner": duel.winner_seat if duel.HasField("winner_seat") else None}
+        return {
+            "type": "duel",
+            "round": round_number,
+            "cards": tuple(duel.cards),
+            "winner": duel.winner_seat if duel.HasField("winner_seat") else None,
+        }
     if case == "attacked":
-        return {"type": "attack", "round": round_number, "seat": message.attacked.seat,
-                "cards": tuple(message.attacked.cards)}
+        return {
+            "type": "attack",
+            "round": round_number,
+            "seat": message.attacked.seat,
+            "cards": tuple(message.attacked.cards),
+        }
     if case == "defended":
         defended = message.defended
         return {
-            "type": "defend", "round": round_number, "seat": defended.seat,
+            "type": "defend",
+            "round": round_number,
+            "seat": defended.seat,
             "attack": tuple(a.attack_card for a in defended.answers),
             "answers": tuple(None if a.sacrificed else a.card for a in defended.answers),
             "sacrificed": tuple(a.card for a in defended.answers if a.sacrificed),
@@ -170,14 +193,20 @@ def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
         }
     if case == "showdown":
         showdown = message.showdown
-        return {"type": "showdown", "round": round_number, "cards": tuple(showdown.cards),
-                "winner": showdown.winner_seat if showdown.HasField("winner_seat") else None}
+        return {
+            "type": "showdown",
+            "round": round_number,
+            "cards": tuple(showdown.cards),
+            "winner": showdown.winner_seat if showdown.HasField("winner_seat") else None,
+        }
     if case == "round_ended":
         ended = message.round_ended
         return {
-            "type": "round_end", "round": ended.round,
+            "type": "round_end",
+            "round": ended.round,
             "winner": ended.winner_seat if ended.HasField("winner_seat") else None,
-            "tacocat_from": ended.tacocat_from, "tacocat_to": ended.tacocat_to,
+            "tacocat_from": ended.tacocat_from,
+            "tacocat_to": ended.tacocat_to,
             "covered": ended.covered_space if ended.HasField("covered_space") else None,
         }
     return None
@@ -186,9 +215,13 @@ def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
 def round_result_to_pb(result: RoundResult) -> pb.RoundSummary:
     """A finished round as a RoundSummary."""
     return pb.RoundSummary(
-        round=result.round, tie=result.winner is None, winner_seat=result.winner,
-        showdown_cards=result.showdown, tacocat_from=result.tacocat_from,
-        tacocat_to=result.tacocat_to, covered_space=result.covered,
+        round=result.round,
+        tie=result.winner is None,
+        winner_seat=result.winner,
+        showdown_cards=result.showdown,
+        tacocat_from=result.tacocat_from,
+        tacocat_to=result.tacocat_to,
+        covered_space=result.covered,
     )
 
 
@@ -290,7 +323,7 @@ def legal_to_pb(view: SeatView, *, simultaneous: bool, second: bool) -> pb.Legal
             defend=pb.DefendOptions(
                 cards=[
                     pb.AttackCardOptions(attack_card=card, defend_with=values)
-                    for card, values in zip(view.current_attack, options)
+                    for card, values in zip(view.current_attack, options, strict=True)
                 ]
             )
         )
@@ -301,8 +334,9 @@ def legal_to_pb(view: SeatView, *, simultaneous: bool, second: bool) -> pb.Legal
     )
 
 
-def view_from_pb(message: pb.SeatView, ruleset: Ruleset, kind: DecisionKind | None,
-                 max_replace: int = 0) -> SeatView:
+def view_from_pb(
+    message: pb.SeatView, ruleset: Ruleset, kind: DecisionKind | None, max_replace: int = 0
+) -> SeatView:
     """Rebuild an engine ``SeatView`` from the wire (the SDK's side)."""
     covered = (False, *message.board.covered, False)
     events = tuple(

@@ -113,8 +113,11 @@ class BotFarm:
         err = stderr.open("wb")
         self._files.append(err)
         process = subprocess.Popen(
-            [sys.executable, str(SCRIPTED_BOT)], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=err,
+            [sys.executable, str(SCRIPTED_BOT)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
         )
         bot = BotProcess(name, process, record, stderr)
         self.bots.append(bot)
@@ -207,15 +210,22 @@ class RawClient:
         await self.call.write(message)
 
     async def hello(
-        self, name: str, token: str | None = None, *, version: int = PROTOCOL_VERSION,
-        client_info: str = "raw test client", max_concurrent_games: int = 0,
+        self,
+        name: str,
+        token: str | None = None,
+        *,
+        version: int = PROTOCOL_VERSION,
+        client_info: str = "raw test client",
+        max_concurrent_games: int = 0,
     ) -> None:
         await self.send(
             pb.BotMessage(
                 hello=pb.Hello(
-                    protocol_version=version, bot_name=name,
+                    protocol_version=version,
+                    bot_name=name,
                     token=TOKENS.get(name, "") if token is None else token,
-                    client_info=client_info, max_concurrent_games=max_concurrent_games,
+                    client_info=client_info,
+                    max_concurrent_games=max_concurrent_games,
                 )
             )
         )
@@ -290,8 +300,13 @@ class PlayLog:
 
 
 async def play_raw(
-    client: RawClient, *, games: int = 1, seed: int = 0, hook: Hook | None = None,
-    max_messages: int = 20_000, timeout: float = 10.0,
+    client: RawClient,
+    *,
+    games: int = 1,
+    seed: int = 0,
+    hook: Hook | None = None,
+    max_messages: int = 20_000,
+    timeout: float = 10.0,
 ) -> PlayLog:
     """Answer requests (randomly, or as ``hook`` says) until ``games`` GameEnds arrived.
 

@@ -78,10 +78,28 @@ class Game:
     """One game of Tacocat Spelled Backwards between seat 0 and seat 1."""
 
     __slots__ = (
-        "ruleset", "seed", "round", "tacocat", "covered", "hands", "draw_pile", "discards",
-        "phase", "pending", "replace_cap", "_committed", "attacker", "current_attack",
-        "outcome", "events", "actions", "round_start", "round_results", "decisions",
-        "_simultaneous", "_rng",
+        "ruleset",
+        "seed",
+        "round",
+        "tacocat",
+        "covered",
+        "hands",
+        "draw_pile",
+        "discards",
+        "phase",
+        "pending",
+        "replace_cap",
+        "_committed",
+        "attacker",
+        "current_attack",
+        "outcome",
+        "events",
+        "actions",
+        "round_start",
+        "round_results",
+        "decisions",
+        "_simultaneous",
+        "_rng",
     )
 
     def __init__(self, ruleset: Ruleset = DEFAULT_RULESET, seed: int = 0) -> None:
@@ -149,9 +167,14 @@ class Game:
         game.draw_pile = list(draw_pile)
         game.events = []
         game._log(
-            {"type": "deal", "round": game.round, "position": game.tacocat,
-             "hand_size": len(hands[0]), "hands": (game.hands[0], game.hands[1]),
-             "draw_pile": tuple(draw_pile)}
+            {
+                "type": "deal",
+                "round": game.round,
+                "position": game.tacocat,
+                "hand_size": len(hands[0]),
+                "hands": (game.hands[0], game.hands[1]),
+                "draw_pile": tuple(draw_pile),
+            }
         )
         arrows = ruleset.arrows_at(game.tacocat)
         game._simultaneous = len(arrows) == 2
@@ -205,8 +228,13 @@ class Game:
             raise ValueError(f"{termination} is not a forfeit")
         self.actions.append((seat, Forfeit(termination, detail)))  # type: ignore[arg-type]
         self._log(
-            {"type": "forfeit", "round": self.round, "seat": seat,
-             "reason": termination.value, "detail": detail}
+            {
+                "type": "forfeit",
+                "round": self.round,
+                "seat": seat,
+                "reason": termination.value,
+                "detail": detail,
+            }
         )
         self._finish(Outcome(termination, None if seat is None else 1 - seat))
 
@@ -220,10 +248,12 @@ class Game:
         rule = _PHASE_RULE[self.phase] if self.phase is not None else "W1"
         if seat in self._committed:
             raise InvalidActionError(rule, f"seat {seat} has already committed this decision")
+        phase_name = self.phase.value if self.phase is not None else "end"
         if seat not in self.pending:
             raise InvalidActionError(
-                rule, f"seat {seat} has no decision pending; waiting for the {self.phase.value} "
-                f"of seat {' and '.join(map(str, sorted(self.pending)))}"
+                rule,
+                f"seat {seat} has no decision pending; waiting for the {phase_name} "
+                f"of seat {' and '.join(map(str, sorted(self.pending)))}",
             )
         phase = self.phase.value if self.phase is not None else "no"
         raise InvalidActionError(rule, f"seat {seat} owes a {phase} decision, not a {kind.value}")
@@ -237,14 +267,15 @@ class Game:
                 rule, f"may replace at most {limit} cards now, not {len(cards)}"
             )
         rest = legal.remove_cards(self.hands[seat], cards, "R1")
-        committed = (
-            sum(len(c.cards) for c in self._committed.values())  # type: ignore[union-attr]
-            if self._committed else 0
+        drawing = (
+            sum(len(c.cards) for c in self._committed.values() if isinstance(c, Replace))
+            if self._committed
+            else 0
         )
-        if committed + len(cards) > len(self.draw_pile):
+        if drawing + len(cards) > len(self.draw_pile):
             # Only a hand-built position (from_position) can hold so short a pile (C3).
             raise IllegalActionError(
-                "R1", f"the draw pile holds only {len(self.draw_pile) - committed} cards"
+                "R1", f"the draw pile holds only {len(self.draw_pile) - drawing} cards"
             )
         self.decisions += 1
         self.actions.append((seat, action))
@@ -254,9 +285,9 @@ class Game:
             self.pending = self.pending - {seat}
             if self.pending:
                 return
-            committed, self._committed = self._committed, {}
+            both, self._committed = self._committed, {}
             for each in (SEAT_0, SEAT_1):
-                chosen = committed[each].cards  # type: ignore[union-attr]
+                chosen = both[each].cards  # type: ignore[union-attr]
                 self._do_replace(each, legal.remove_cards(self.hands[each], chosen, "R1"), chosen)
             self._start_duel()
             return
@@ -276,8 +307,13 @@ class Game:
         self.hands[seat] = tuple(rest)
         self.discards += cards
         self._log(
-            {"type": "replace", "round": self.round, "seat": seat,
-             "discarded": cards, "drawn": tuple(drawn)}
+            {
+                "type": "replace",
+                "round": self.round,
+                "seat": seat,
+                "discarded": cards,
+                "drawn": tuple(drawn),
+            }
         )
 
     def _duel(self, seat: Seat, action: Duel) -> None:
@@ -300,9 +336,7 @@ class Game:
         self.hands = [tuple(hand0), tuple(hand1)]
         self.discards += (card0, card1)
         winner = None if card0 == card1 else (SEAT_0 if card0 > card1 else SEAT_1)  # D2, D3
-        self._log(
-            {"type": "duel", "round": self.round, "cards": (card0, card1), "winner": winner}
-        )
+        self._log({"type": "duel", "round": self.round, "cards": (card0, card1), "winner": winner})
         if len(self.hands[SEAT_0]) == 1:
             self._showdown()  # D4 after a tie, P8 after a decided duel
         elif winner is None:
@@ -336,16 +370,23 @@ class Game:
         self.actions.append((seat, action))
         sacrifices = answers.count(None)
         sacrificed = tuple(rest[:sacrifices])  # P4: the lowest cards not named, lowest first
-        rest = tuple(rest[sacrifices:])
-        self.hands[seat] = rest
+        kept = tuple(rest[sacrifices:])
+        self.hands[seat] = kept
         self.discards += tuple(a for a in answers if a is not None) + sacrificed
         trick_winner = 1 - seat if sacrifices else seat  # P2, P5
         self._log(
-            {"type": "defend", "round": self.round, "seat": seat, "attack": attack,
-             "answers": answers, "sacrificed": sacrificed, "trick_winner": trick_winner}
+            {
+                "type": "defend",
+                "round": self.round,
+                "seat": seat,
+                "attack": attack,
+                "answers": answers,
+                "sacrificed": sacrificed,
+                "trick_winner": trick_winner,
+            }
         )
         self.current_attack = ()
-        if len(rest) == 1:
+        if len(kept) == 1:
             self._showdown()  # P8
         else:
             self._start_attack(trick_winner)
@@ -364,8 +405,14 @@ class Game:
         self.replace_cap = None
         self._committed = {}
         self._log(
-            {"type": "deal", "round": self.round, "position": self.tacocat, "hand_size": size,
-             "hands": (self.hands[0], self.hands[1]), "draw_pile": tuple(self.draw_pile)}
+            {
+                "type": "deal",
+                "round": self.round,
+                "position": self.tacocat,
+                "hand_size": size,
+                "hands": (self.hands[0], self.hands[1]),
+                "draw_pile": tuple(self.draw_pile),
+            }
         )
         self.phase = DecisionKind.REPLACE
         arrows = self.ruleset.arrows_at(self.tacocat)
@@ -411,8 +458,14 @@ class Game:
             RoundResult(self.round, winner, showdown, start, self.tacocat, covered),
         )
         self._log(
-            {"type": "round_end", "round": self.round, "winner": winner,
-             "tacocat_from": start, "tacocat_to": self.tacocat, "covered": covered}
+            {
+                "type": "round_end",
+                "round": self.round,
+                "winner": winner,
+                "tacocat_from": start,
+                "tacocat_to": self.tacocat,
+                "covered": covered,
+            }
         )
         if self.tacocat == 0 or self.tacocat == self.ruleset.spaces + 1:
             self._finish(Outcome(Termination.GOAL, winner))  # W1
@@ -427,8 +480,12 @@ class Game:
         self.pending = _NO_PENDING
         self._committed = {}
         self._log(
-            {"type": "game_end", "round": self.round, "termination": outcome.termination.value,
-             "winner": outcome.winner}
+            {
+                "type": "game_end",
+                "round": self.round,
+                "termination": outcome.termination.value,
+                "winner": outcome.winner,
+            }
         )
 
     def _log(self, event: Event) -> None:

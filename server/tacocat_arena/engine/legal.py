@@ -51,7 +51,7 @@ def check_attack_shape(cards: Sequence[Card], hand_size: int) -> None:
     if all(card == first for card in cards):
         return
     ordered = sorted(cards)
-    if count >= 3 and all(b - a == 1 for a, b in zip(ordered, ordered[1:])):
+    if count >= 3 and all(b - a == 1 for a, b in zip(ordered, ordered[1:], strict=False)):
         return
     raise IllegalActionError(
         "P3",
@@ -94,9 +94,7 @@ def legal_attack_set(hand: tuple[Card, ...]) -> frozenset[tuple[Card, ...]]:
     return frozenset(legal_attacks(hand))
 
 
-def check_defence(
-    attack: Sequence[Card], answers: Sequence[Card | None], hand: Hand
-) -> list[Card]:
+def check_defence(attack: Sequence[Card], answers: Sequence[Card | None], hand: Hand) -> list[Card]:
     """Validate a defence (P2, P4); return the defender's hand after the named cards leave."""
     if len(answers) != len(attack):
         raise IllegalActionError(
@@ -105,7 +103,7 @@ def check_defence(
             f"cards, the defence has {len(answers)} answers",
         )
     rest = list(hand)
-    for attack_card, answer in zip(attack, answers):
+    for attack_card, answer in zip(attack, answers, strict=True):
         if answer is None:
             continue
         if answer < attack_card:

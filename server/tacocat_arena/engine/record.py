@@ -108,12 +108,10 @@ def replay(record: Mapping[str, Any]) -> Game:
             raise RecordError(f"action {index} ({entry}) is not legal: {error}") from error
     events = events_to_json(game.events)
     if events != list(record["events"]):
-        for index, (mine, theirs) in enumerate(zip(events, record["events"])):
+        for index, (mine, theirs) in enumerate(zip(events, record["events"], strict=False)):
             if mine != theirs:
                 raise RecordError(f"event {index} differs: replayed {mine}, recorded {theirs}")
-        raise RecordError(
-            f"replay has {len(events)} events, the record {len(record['events'])}"
-        )
+        raise RecordError(f"replay has {len(events)} events, the record {len(record['events'])}")
     if record.get("result") != (None if game.outcome is None else game.outcome.result()):
         raise RecordError("the recorded result does not match the replay")
     return game

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,18 @@ from tacocat_arena.engine.types import SEAT_0, SEAT_1, Seat
 
 #: RULES-SPEC C2 (DECIDED): value -> number of copies; 38 cards in all.
 DEFAULT_DECK: Mapping[int, int] = {
-    1: 2, 2: 3, 3: 3, 4: 3, 5: 4, 6: 4, 7: 4, 8: 4, 9: 3, 10: 3, 11: 3, 12: 2,
+    1: 2,
+    2: 3,
+    3: 3,
+    4: 3,
+    5: 4,
+    6: 4,
+    7: 4,
+    8: 4,
+    9: 3,
+    10: 3,
+    11: 3,
+    12: 2,
 }
 #: RULES-SPEC C3 (DECIDED): hand size of each space, from seat 0's goal to seat 1's goal.
 DEFAULT_HAND_SIZES: tuple[int, ...] = (4, 5, 6, 7, 6, 5, 4)
@@ -222,9 +233,7 @@ def _parse_fields(data: Mapping[str, Any]) -> dict[str, Any]:
             fields["tie_rule"] = TieRule(data["tie_rule"])
         except ValueError:
             choices = ", ".join(repr(t.value) for t in TieRule)
-            raise RulesetError(
-                f"tie_rule: {data['tie_rule']!r} is not one of {choices}"
-            ) from None
+            raise RulesetError(f"tie_rule: {data['tie_rule']!r} is not one of {choices}") from None
     if "max_rounds" in data:
         fields["max_rounds"] = data["max_rounds"]
     return fields
@@ -244,7 +253,7 @@ class _FrozenDeck(Mapping[int, int]):
                 return count
         raise KeyError(key)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[int]:
         return (value for value, _ in self._items)
 
     def __len__(self) -> int:

@@ -110,12 +110,28 @@ def build_view(game: Game, seat: Seat) -> SeatView:
     kind = game.phase if seat in game.pending else None
     max_replace = game.replace_limit(seat) if kind is DecisionKind.REPLACE else 0
     # Positional construction: this runs once per decision and kwargs cost a third of it.
-    return _new(SeatView, (
-        seat, game.round, kind, game.hands[seat], len(game.hands[1 - seat]),
-        len(game.draw_pile), game.tacocat, game.covered, game.ruleset, game.discards,
-        game.events, game.round_start, len(game.events), game.round_results, game.attacker,
-        game.current_attack, max_replace,
-    ))
+    return _new(
+        SeatView,
+        (
+            seat,
+            game.round,
+            kind,
+            game.hands[seat],
+            len(game.hands[1 - seat]),
+            len(game.draw_pile),
+            game.tacocat,
+            game.covered,
+            game.ruleset,
+            game.discards,
+            game.events,
+            game.round_start,
+            len(game.events),
+            game.round_results,
+            game.attacker,
+            game.current_attack,
+            max_replace,
+        ),
+    )
 
 
 def legal_options(view: SeatView) -> LegalOptions | None:
@@ -145,12 +161,17 @@ def public_event(event: Event, seat: Seat) -> Event:
     kind = event["type"]
     if kind == "deal" and "hands" in event:
         return {
-            "type": "deal", "round": event["round"], "position": event["position"],
-            "hand_size": event["hand_size"], "hand": event["hands"][seat],
+            "type": "deal",
+            "round": event["round"],
+            "position": event["position"],
+            "hand_size": event["hand_size"],
+            "hand": event["hands"][seat],
         }
     if kind == "replace":
         shown: dict[str, Any] = {
-            "type": "replace", "round": event["round"], "seat": event["seat"],
+            "type": "replace",
+            "round": event["round"],
+            "seat": event["seat"],
             "discarded": event["discarded"],
         }
         if event["seat"] == seat and "drawn" in event:

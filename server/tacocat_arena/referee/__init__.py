@@ -11,6 +11,15 @@ from tacocat_arena.referee.settings import (
 )
 
 __all__ = [
-    "DEFAULT_GRACE_MS", "ArenaServicer", "BotSession", "ClockSettings", "FailurePolicy",
-    "GameReport", "Referee", "RefereeSettings", "SessionClosed", "play_game", "start_server",
+    "DEFAULT_GRACE_MS",
+    "ArenaServicer",
+    "BotSession",
+    "ClockSettings",
+    "FailurePolicy",
+    "GameReport",
+    "Referee",
+    "RefereeSettings",
+    "SessionClosed",
+    "play_game",
+    "start_server",
 ]

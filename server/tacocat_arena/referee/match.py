@@ -76,7 +76,7 @@ class _Failure:
     """Why a seat's decision produced no legal action."""
 
     termination: Termination
-    code: int  # pb.ErrorCode
+    code: pb.ErrorCode
     message: str
     rule: str = ""
 
@@ -122,8 +122,11 @@ async def play_game(
         await seat.session.send(
             pb.RefereeMessage(
                 game_start=pb.GameStart(
-                    game_id=seat.game_id, seat=seat.seat, opponent_name=names[1 - seat.seat],
-                    ruleset=ruleset_to_pb(ruleset), decision_timeout_ms=clock.decision_ms,
+                    game_id=seat.game_id,
+                    seat=seat.seat,
+                    opponent_name=names[1 - seat.seat],
+                    ruleset=ruleset_to_pb(ruleset),
+                    decision_timeout_ms=clock.decision_ms,
                     time_bank_ms=clock.bank_ms,
                     failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
                     match_info=match_info,
@@ -140,7 +143,8 @@ async def play_game(
             )
         else:
             answers = [await _decide(game, seats[pending[0]], settings, False)]
-        failures = [(s, a) for s, a in zip(pending, answers) if isinstance(a, _Failure)]
+        paired = zip(pending, answers, strict=True)
+        failures = [(s, a) for s, a in paired if isinstance(a, _Failure)]
         if len(failures) == 2 and settings.failure_policy is FailurePolicy.FORFEIT:
             first = failures[0][1]
             detail = f"both seats failed: {first.message}; {failures[1][1].message}"
@@ -148,7 +152,7 @@ async def play_game(
                 await _send_error(seats[seat_index], failure, forfeits=True)
             game.forfeit(None, first.termination, detail)
             break
-        for seat_index, answer in zip(pending, answers):
+        for seat_index, answer in zip(pending, answers, strict=True):
             seat = seats[seat_index]
             if not isinstance(answer, _Failure):
                 try:
@@ -156,8 +160,10 @@ async def play_game(
                     continue
                 except ActionError as error:
                     answer = _Failure(
-                        Termination.FORFEIT_ILLEGAL, pb.ERROR_CODE_ILLEGAL_ACTION,
-                        str(error), error.rule,
+                        Termination.FORFEIT_ILLEGAL,
+                        pb.ERROR_CODE_ILLEGAL_ACTION,
+                        str(error),
+                        error.rule,
                     )
             forfeits = (
                 settings.failure_policy is FailurePolicy.FORFEIT
@@ -178,9 +184,15 @@ async def play_game(
     assert outcome is not None  # the loop only ends with an outcome
     await _send_game_end(game, seats, outcome, detail)
     return GameReport(
-        game_id=game_id, seats=names, seed=seed, outcome=outcome, detail=detail,
-        rounds=game.round, decisions=[s.decisions for s in seats],
-        think_ms=[s.think_ms for s in seats], record=to_record(game),
+        game_id=game_id,
+        seats=names,
+        seed=seed,
+        outcome=outcome,
+        detail=detail,
+        rounds=game.round,
+        decisions=[s.decisions for s in seats],
+        think_ms=[s.think_ms for s in seats],
+        record=to_record(game),
     )
 
 
@@ -205,10 +217,13 @@ async def _decide(
     await session.send(
         pb.RefereeMessage(
             decision_request=pb.DecisionRequest(
-                game_id=seat.game_id, request_id=request_id, kind=KIND_TO_PB[kind],
+                game_id=seat.game_id,
+                request_id=request_id,
+                kind=KIND_TO_PB[kind],
                 view=seat.encoder.encode(view),
                 legal=legal_to_pb(view, simultaneous=simultaneous, second=second),
-                time_left_ms=allowance_ms, time_bank_left_ms=int(seat.bank_ms),
+                time_left_ms=allowance_ms,
+                time_bank_left_ms=int(seat.bank_ms),
             )
         )
     )
@@ -222,7 +237,8 @@ async def _decide(
         seat.think_ms += elapsed_ms
         seat.bank_ms = 0.0
         return _Failure(
-            Termination.FORFEIT_TIMEOUT, pb.ERROR_CODE_TIMEOUT,
+            Termination.FORFEIT_TIMEOUT,
+            pb.ERROR_CODE_TIMEOUT,
             f"no answer to request {request_id} ({kind.value}) within {allowance_ms} ms"
             + (f" plus a {clock.bank_ms} ms bank" if clock.bank_ms else "")
             + f" (waited {elapsed_ms:.0f} ms)",
@@ -245,8 +261,11 @@ async def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
     await seat.session.send(
         pb.RefereeMessage(
             error=pb.Error(
-                game_id=seat.game_id, request_id=seat.request_id, code=failure.code,
-                rule_id=failure.rule, message=failure.message,
+                game_id=seat.game_id,
+                request_id=seat.request_id,
+                code=failure.code,
+                rule_id=failure.rule,
+                message=failure.message,
                 outcome=pb.ERROR_OUTCOME_FORFEIT if forfeits else pb.ERROR_OUTCOME_DEFAULT_ACTION,
             )
         )
@@ -266,10 +285,16 @@ async def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detai
         await seat.session.send(
             pb.RefereeMessage(
                 game_end=pb.GameEnd(
-                    game_id=seat.game_id, result=result, winner_seat=outcome.winner,
-                    reason=TERMINATION_TO_PB[outcome.termination], detail=detail,
-                    rounds=game.round, board=board, last_round_events=last_round,
-                    past_rounds=past, seat=seat.seat,
+                    game_id=seat.game_id,
+                    result=result,
+                    winner_seat=outcome.winner,
+                    reason=TERMINATION_TO_PB[outcome.termination],
+                    detail=detail,
+                    rounds=game.round,
+                    board=board,
+                    last_round_events=last_round,
+                    past_rounds=past,
+                    seat=seat.seat,
                 )
             )
         )

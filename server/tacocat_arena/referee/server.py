@@ -78,6 +78,7 @@ class Referee:
 
     async def wait_for_session(self, name: str, timeout: float) -> BotSession:
         """Wait until bot ``name`` is connected; TimeoutError after ``timeout`` seconds."""
+
         async def connected() -> BotSession:
             async with self._changed:
                 while (session := self.live_session(name)) is None:
@@ -87,7 +88,12 @@ class Referee:
         return await asyncio.wait_for(connected(), timeout)
 
     async def play(
-        self, game_id: str, names: tuple[str, str], *, seed: int, ruleset: Ruleset,
+        self,
+        game_id: str,
+        names: tuple[str, str],
+        *,
+        seed: int,
+        ruleset: Ruleset,
         match_info: str = "",
     ) -> GameReport:
         """Referee one game between two connected bots (see ``match.play_game``)."""
@@ -103,8 +109,12 @@ class Referee:
             for session in sorted(set(sessions), key=lambda s: s.name):
                 await held.enter_async_context(session.game_slots)
             return await play_game(
-                game_id, (sessions[0], sessions[1]), seed=seed, ruleset=ruleset,
-                settings=self.settings, match_info=match_info,
+                game_id,
+                (sessions[0], sessions[1]),
+                seed=seed,
+                ruleset=ruleset,
+                settings=self.settings,
+                match_info=match_info,
                 classify_disconnect=self.classify_disconnect,
             )
 
@@ -186,11 +196,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         await session.send(
             pb.RefereeMessage(
                 welcome=pb.Welcome(
-                    protocol_version=PROTOCOL_VERSION, session_id=session.session_id,
+                    protocol_version=PROTOCOL_VERSION,
+                    session_id=session.session_id,
                     server_info=f"tacocat-arena/{__version__}",
                     decision_timeout_ms=settings.clock.decision_ms,
-                    time_bank_ms=settings.clock.bank_ms, max_concurrent_games=limit,
-                    bot_name=name, failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
+                    time_bank_ms=settings.clock.bank_ms,
+                    max_concurrent_games=limit,
+                    bot_name=name,
+                    failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
                 )
             )
         )
@@ -220,7 +233,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                     await session.send(
                         pb.RefereeMessage(
                             error=pb.Error(
-                                code=code, outcome=pb.ERROR_OUTCOME_IGNORED,
+                                code=code,
+                                outcome=pb.ERROR_OUTCOME_IGNORED,
                                 message=f"expected an Action, got {case or 'an empty message'}",
                             )
                         )

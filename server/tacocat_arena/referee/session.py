@@ -43,9 +43,7 @@ class BotSession:
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     _next_request: int = 1
     _open: dict[int, _OpenRequest] = field(default_factory=dict)
-    _finished: collections.OrderedDict[int, str] = field(
-        default_factory=collections.OrderedDict
-    )
+    _finished: collections.OrderedDict[int, str] = field(default_factory=collections.OrderedDict)
     _ended_games: set[str] = field(default_factory=set)
     game_slots: asyncio.Semaphore = field(init=False)
     _write_lock: asyncio.Lock = field(init=False)
@@ -116,8 +114,11 @@ class BotSession:
         await self.send(
             pb.RefereeMessage(
                 error=pb.Error(
-                    game_id=action.game_id, request_id=action.request_id, code=code,
-                    message=f"{text}; reply ignored", outcome=pb.ERROR_OUTCOME_IGNORED,
+                    game_id=action.game_id,
+                    request_id=action.request_id,
+                    code=code,
+                    message=f"{text}; reply ignored",
+                    outcome=pb.ERROR_OUTCOME_IGNORED,
                 )
             )
         )

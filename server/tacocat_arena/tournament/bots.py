@@ -55,9 +55,10 @@ class BotProcess:
     async def start(self) -> None:
         """Start the process (its output goes to the log file)."""
         argv = self.argv()
-        if shutil.which(argv[0], path=os.environ.get("PATH")) is None and not (
-            self.cwd / argv[0]
-        ).exists():
+        if (
+            shutil.which(argv[0], path=os.environ.get("PATH")) is None
+            and not (self.cwd / argv[0]).exists()
+        ):
             raise BotStartError(
                 f"bot {self.spec.name!r}: command not found: {argv[0]!r} (from "
                 f"{self.spec.command!r}); check the command and your PATH"
@@ -75,8 +76,13 @@ class BotProcess:
             log.flush()
             try:
                 self.process = await asyncio.create_subprocess_exec(
-                    *argv, cwd=self.cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                    stdout=log, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+                    *argv,
+                    cwd=self.cwd,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
                 )
             except OSError as error:
                 raise BotStartError(

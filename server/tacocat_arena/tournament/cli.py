@@ -38,8 +38,13 @@ from tacocat_arena.tournament.tables import GameResult, render_crosstable, rende
 
 
 def run_command(
-    config_file: Path | None, bots: Sequence[str], *, overrides: Mapping[str, Any],
-    resume: bool, quiet: bool, serve_at: tuple[str, int] | None = None,
+    config_file: Path | None,
+    bots: Sequence[str],
+    *,
+    overrides: Mapping[str, Any],
+    resume: bool,
+    quiet: bool,
+    serve_at: tuple[str, int] | None = None,
     tokens: Mapping[str, str] | None = None,
 ) -> None:
     """``tacocat-arena run`` (and ``serve``): load, play, write, show."""
@@ -52,7 +57,7 @@ def run_command(
         missing = [b.name for b in config.bots if b.is_external and b.name not in (tokens or {})]
         if missing:
             raise click.ClickException(
-                f"no token for {', '.join(missing)}: add name = \"token\" lines to --tokens"
+                f'no token for {", ".join(missing)}: add name = "token" lines to --tokens'
             )
     try:
         store = TournamentStore(config.out)
@@ -74,8 +79,8 @@ def run_command(
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
         done = store.count()
-        bots = len(config.bots)
-        planned = bots * (bots - 1) // 2 * config.games_per_pairing
+        entrants = len(config.bots)
+        planned = entrants * (entrants - 1) // 2 * config.games_per_pairing
         write_outputs(config, store, complete=False, planned=planned)
         store.close()
         console.print(
@@ -97,13 +102,24 @@ def run_command(
 
 
 def _run_with_progress(
-    config: TournamentConfig, store: TournamentStore, console: Console, quiet: bool,
-    serve_at: tuple[str, int] | None, tokens: Mapping[str, str] | None,
+    config: TournamentConfig,
+    store: TournamentStore,
+    console: Console,
+    quiet: bool,
+    serve_at: tuple[str, int] | None,
+    tokens: Mapping[str, str] | None,
 ) -> TournamentRun:
     progress = Progress(
-        TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-        TimeRemainingColumn(), console=console, disable=quiet, transient=False,
+        TextColumn("[bold]games"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
     )
     task_id = progress.add_task("games", total=None, rate="")
     started = time.monotonic()
@@ -131,8 +147,14 @@ def _run_with_progress(
     with progress:
         return asyncio.run(
             run_tournament(
-                config, store, on_start=on_start, on_game=on_game, host=host, port=port,
-                tokens=tokens, on_listening=on_listening,
+                config,
+                store,
+                on_start=on_start,
+                on_game=on_game,
+                host=host,
+                port=port,
+                tokens=tokens,
+                on_listening=on_listening,
             )
         )
 
@@ -200,8 +222,13 @@ def replay_command(file: Path, game_id: str | None) -> Iterator[str]:
 
 
 def serve_command(
-    host: str, port: int, tokens_file: Path, schedule_file: Path | None, *,
-    overrides: Mapping[str, Any], resume: bool,
+    host: str,
+    port: int,
+    tokens_file: Path,
+    schedule_file: Path | None,
+    *,
+    overrides: Mapping[str, Any],
+    resume: bool,
 ) -> None:
     """``tacocat-arena serve``: a tournament whose bots connect by themselves."""
     try:
@@ -216,6 +243,11 @@ def serve_command(
         )
     bots = [] if schedule_file else [f"{name}=" for name in tokens]
     run_command(
-        schedule_file, bots, overrides=overrides, resume=resume, quiet=False,
-        serve_at=(host, port), tokens=tokens,
+        schedule_file,
+        bots,
+        overrides=overrides,
+        resume=resume,
+        quiet=False,
+        serve_at=(host, port),
+        tokens=tokens,
     )

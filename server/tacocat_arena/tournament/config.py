@@ -72,9 +72,7 @@ class BotSpec:
     def checked(cls, name: str, command: str, *, external_ok: bool = False) -> BotSpec:
         """A validated spec (an empty command only where bots connect by themselves)."""
         if not name or len(name) > 64 or not set(name) <= _NAME_CHARS:
-            raise ConfigError(
-                f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.' or '+'"
-            )
+            raise ConfigError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.' or '+'")
         if not command and external_ok:
             return cls(name, "")
         if not command:
@@ -139,7 +137,9 @@ class TournamentConfig:
         if self.concurrency < 1:
             raise ConfigError(f"concurrency: must be >= 1, got {self.concurrency}")
         if not 0 < self.move_timeout_s <= 3600:
-            raise ConfigError(f"move_timeout: must be in (0, 3600] seconds, got {self.move_timeout_s}")
+            raise ConfigError(
+                f"move_timeout: must be in (0, 3600] seconds, got {self.move_timeout_s}"
+            )
         if self.time_bank_s < 0:
             raise ConfigError(f"time_bank: must be >= 0 seconds, got {self.time_bank_s}")
         if self.grace_ms < 0:
@@ -189,13 +189,26 @@ class TournamentConfig:
 
 
 _KEYS = {
-    "bots", "games", "seed", "concurrency", "move_timeout", "time_bank", "grace_ms",
-    "failure_policy", "ruleset", "out", "connect_timeout", "max_restarts",
+    "bots",
+    "games",
+    "seed",
+    "concurrency",
+    "move_timeout",
+    "time_bank",
+    "grace_ms",
+    "failure_policy",
+    "ruleset",
+    "out",
+    "connect_timeout",
+    "max_restarts",
 }
 
 
 def load_config(
-    path: Path | None, overrides: Mapping[str, Any], extra_bots: Sequence[str], *,
+    path: Path | None,
+    overrides: Mapping[str, Any],
+    extra_bots: Sequence[str],
+    *,
     external_ok: bool = False,
 ) -> TournamentConfig:
     """Read ``path`` (or the demo config shipped with the package when None), then apply the

@@ -93,6 +93,7 @@ class FairnessReport:
 
     def games_needed(self, half_width: float) -> tuple[int, int]:
         """Games (duplicate, alternation) for a 95% interval of +-``half_width`` on the score."""
+
         def games(variance: float) -> int:
             return 2 * math.ceil((_Z95 / half_width) ** 2 * variance)
 
@@ -115,8 +116,8 @@ class FairnessReport:
             f"ratio {self.ratio:.2f} (95% about {low:.2f}-{high:.2f}): for the same interval, "
             f"alternation needs {self.ratio:.2f}x the games of duplicate; duplicate needs "
             f"1/{self.ratio:.1f} of alternation's."
-            if 0 < self.ratio < math.inf else
-            f"ratio {self.ratio}: one of the variances is 0, so the games cannot be compared.",
+            if 0 < self.ratio < math.inf
+            else f"ratio {self.ratio}: one of the variances is 0, so the games cannot be compared.",
             f"e.g. +-2% on the score: duplicate {dup_games} games, alternation {alt_games}.",
         ]
         return "\n".join(lines)
@@ -160,11 +161,17 @@ def measure_duplicate_efficiency(
     dup_var = statistics.variance(duplicate)
     alt_var = statistics.variance(alternation)
     return FairnessReport(
-        pairs=pairs, seed=seed, epsilon=epsilon, games=games,
+        pairs=pairs,
+        seed=seed,
+        epsilon=epsilon,
+        games=games,
         duplicate_score=statistics.fmean(duplicate),
         alternation_score=statistics.fmean(alternation),
-        seat0_score=seat0_points / games, draw_rate=draws / games, split_rate=splits / pairs,
-        duplicate_variance=dup_var, alternation_variance=alt_var,
+        seat0_score=seat0_points / games,
+        draw_rate=draws / games,
+        split_rate=splits / pairs,
+        duplicate_variance=dup_var,
+        alternation_variance=alt_var,
         ratio=variance_ratio(alt_var, dup_var),
         ratio_ci95=_ratio_interval(alternation, duplicate),
     )

@@ -1,8 +1,9 @@
 """Writing a tournament's result files from its database.
 
 standings.csv, crosstable.csv, games.jsonl (one line per game, its full record included;
-written once the tournament is complete), results.json and report.md; all are rebuilt from the database, so they always agree with it
-and with each other, and a resumed tournament writes the same files as an uninterrupted one.
+written once the tournament is complete), results.json and report.md; all are rebuilt from
+the database, so they always agree with it and with each other, and a resumed tournament
+writes the same files as an uninterrupted one.
 """
 
 from __future__ import annotations

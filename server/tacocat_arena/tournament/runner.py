@@ -78,8 +78,11 @@ async def run_tournament(
             processes[bot.name] = ExternalBot(bot)
             continue
         processes[bot.name] = BotProcess(
-            bot, token=secrets_by_name[bot.name], address=f"127.0.0.1:{port}",
-            log_dir=log_dir, cwd=config.base_dir,
+            bot,
+            token=secrets_by_name[bot.name],
+            address=f"127.0.0.1:{port}",
+            log_dir=log_dir,
+            cwd=config.base_dir,
         )
     done = len(plan) - len(todo)
     played = 0
@@ -117,7 +120,9 @@ async def run_tournament(
 
 
 async def _play_one(
-    planned: PlannedGame, referee: Referee, processes: dict[str, BotProcess | ExternalBot],
+    planned: PlannedGame,
+    referee: Referee,
+    processes: dict[str, BotProcess | ExternalBot],
     config: TournamentConfig,
 ) -> GameReport:
     """Play one planned game, restarting dead bots first; a bot past its restarts forfeits."""
@@ -129,12 +134,17 @@ async def _play_one(
             if isinstance(processes[name], ExternalBot):
                 detail = f"{name} (seat {seat}) was not connected; game not played"
                 return _unplayed(planned, seat, detail, Termination.FORFEIT_DISCONNECT)
-            detail = (f"{name} (seat {seat}) crashed more than {config.max_restarts} times; "
-                      "game not played")
+            detail = (
+                f"{name} (seat {seat}) crashed more than {config.max_restarts} times; "
+                "game not played"
+            )
             return _unplayed(planned, seat, detail, Termination.FORFEIT_CRASH)
     try:
         return await referee.play(
-            planned.game_id, planned.seats, seed=planned.seed, ruleset=config.ruleset,
+            planned.game_id,
+            planned.seats,
+            seed=planned.seed,
+            ruleset=config.ruleset,
             match_info=f"deal {planned.deal}",
         )
     except LookupError:
@@ -146,16 +156,23 @@ async def _play_one(
         raise
 
 
-def _unplayed(
-    planned: PlannedGame, seat: int, detail: str, termination: Termination
-) -> GameReport:
+def _unplayed(planned: PlannedGame, seat: int, detail: str, termination: Termination) -> GameReport:
     outcome = Outcome(termination, 1 - seat)
-    record = {"format": "tacocat-game-record", "version": 1, "seed": planned.seed,
-              "result": outcome.result(), "termination": outcome.termination.value,
-              "winner": outcome.winner, "rounds": 0, "actions": [], "events": [],
-              "unplayed": detail}
-    return GameReport(planned.game_id, planned.seats, planned.seed, outcome, detail, 0,
-                      record=record)
+    record = {
+        "format": "tacocat-game-record",
+        "version": 1,
+        "seed": planned.seed,
+        "result": outcome.result(),
+        "termination": outcome.termination.value,
+        "winner": outcome.winner,
+        "rounds": 0,
+        "actions": [],
+        "events": [],
+        "unplayed": detail,
+    }
+    return GameReport(
+        planned.game_id, planned.seats, planned.seed, outcome, detail, 0, record=record
+    )
 
 
 def _result(report: GameReport) -> GameResult:

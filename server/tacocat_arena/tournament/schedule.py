@@ -34,7 +34,9 @@ def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def round_robin(bots: Sequence[str], games_per_pairing: int, tournament_seed: int) -> list[PlannedGame]:
+def round_robin(
+    bots: Sequence[str], games_per_pairing: int, tournament_seed: int
+) -> list[PlannedGame]:
     """The whole plan, in playing order."""
     if games_per_pairing % 2:
         raise ValueError("games_per_pairing must be even (each deal is played twice)")

@@ -69,9 +69,7 @@ class TournamentStore:
         if row is None or (row[0] != fingerprint and done == 0):
             # A database without games (say, a run whose bot failed to start) binds to nothing
             # yet: the corrected config takes it over.
-            self.db.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,)
-            )
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
         elif row[0] != fingerprint:
             raise StorageError(
                 f"{self.path} belongs to another tournament (config fingerprint {row[0]}, "
@@ -91,10 +89,19 @@ class TournamentStore:
             " decisions1, ms0, ms1, forfeit_by, detail, record)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                result.game_id, result.seats[0], result.seats[1], _seed_to_sql(result.seed),
+                result.game_id,
+                result.seats[0],
+                result.seats[1],
+                _seed_to_sql(result.seed),
                 result.winner,
-                result.reason, result.rounds, result.decisions[0], result.decisions[1],
-                result.decision_ms[0], result.decision_ms[1], result.forfeit_by, detail,
+                result.reason,
+                result.rounds,
+                result.decisions[0],
+                result.decisions[1],
+                result.decision_ms[0],
+                result.decision_ms[1],
+                result.forfeit_by,
+                detail,
                 json.dumps(record, separators=(",", ":")),
             ),
         )
@@ -136,7 +143,13 @@ def _seed_from_sql(value: int) -> int:
 
 def _result(row: tuple[Any, ...]) -> GameResult:
     return GameResult(
-        game_id=row[0], seats=(row[1], row[2]), seed=_seed_from_sql(row[3]), winner=row[4],
-        reason=row[5], rounds=row[6], decisions=(row[7], row[8]), decision_ms=(row[9], row[10]),
+        game_id=row[0],
+        seats=(row[1], row[2]),
+        seed=_seed_from_sql(row[3]),
+        winner=row[4],
+        reason=row[5],
+        rounds=row[6],
+        decisions=(row[7], row[8]),
+        decision_ms=(row[9], row[10]),
         forfeit_by=row[11],
     )
