@@ -228,9 +228,15 @@ async def _decide(
         )
     )
     started = time.monotonic()
+    # A timer on the request's own future, rather than asyncio.wait_for, which would add a
+    # future and two callbacks to every decision.
+    timer = None
+    if limit_ms is not None:
+        timer = asyncio.get_running_loop().call_later(
+            (limit_ms + clock.grace_ms) / 1000, _expire, future
+        )
     try:
-        timeout = None if limit_ms is None else (limit_ms + clock.grace_ms) / 1000
-        reply = await asyncio.wait_for(future, timeout)
+        reply = await future
     except TimeoutError:
         session.close_request(request_id, "timed out")
         elapsed_ms = (time.monotonic() - started) * 1000
@@ -245,6 +251,9 @@ async def _decide(
         )
     except SessionClosed as error:
         return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
+    finally:
+        if timer is not None:
+            timer.cancel()
     elapsed_ms = (time.monotonic() - started) * 1000
     seat.decisions += 1
     seat.think_ms += elapsed_ms
@@ -254,6 +263,11 @@ async def _decide(
         return action_from_pb(reply, kind)
     except MalformedAction as error:
         return _Failure(Termination.FORFEIT_ILLEGAL, pb.ERROR_CODE_MALFORMED, str(error))
+
+
+def _expire(future: asyncio.Future[pb.Action]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
 
 
 async def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
