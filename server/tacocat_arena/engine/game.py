@@ -345,17 +345,20 @@ class Game:
             self._start_attack(winner)  # P1
 
     def _attack(self, seat: Seat, action: Attack) -> None:
-        cards = tuple(sorted(action.cards))
         hand = self.hands[seat]
-        if cards not in legal.legal_attack_set(hand):
-            legal.check_attack_shape(cards, len(hand))  # raises with the broken rule
-            legal.remove_cards(hand, cards, "P1")
-        rest = list(hand)
-        for card in cards:
-            rest.remove(card)
+        table = legal.legal_attack_table(hand)
+        cards = tuple(action.cards)
+        rest = table.get(cards)
+        if rest is None:
+            cards = tuple(sorted(cards))
+            rest = table.get(cards)
+            if rest is None:
+                legal.check_attack_shape(cards, len(hand))  # raises with the broken rule
+                legal.remove_cards(hand, cards, "P1")
+                raise AssertionError(f"{cards} passed every check but is not a legal attack")
         self.decisions += 1
         self.actions.append((seat, action))
-        self.hands[seat] = tuple(rest)
+        self.hands[seat] = rest
         self.discards += cards
         self.current_attack = cards
         self._log({"type": "attack", "round": self.round, "seat": seat, "cards": cards})
@@ -366,13 +369,14 @@ class Game:
         answers = tuple(action.answers)
         attack = self.current_attack
         rest = legal.check_defence(attack, answers, self.hands[seat])
+        named = [answer for answer in answers if answer is not None]
         self.decisions += 1
         self.actions.append((seat, action))
-        sacrifices = answers.count(None)
+        sacrifices = len(answers) - len(named)
         sacrificed = tuple(rest[:sacrifices])  # P4: the lowest cards not named, lowest first
         kept = tuple(rest[sacrifices:])
         self.hands[seat] = kept
-        self.discards += tuple(a for a in answers if a is not None) + sacrificed
+        self.discards += tuple(named) + sacrificed
         trick_winner = 1 - seat if sacrifices else seat  # P2, P5
         self._log(
             {

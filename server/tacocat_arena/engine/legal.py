@@ -89,9 +89,16 @@ def legal_attacks(hand: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
 
 
 @lru_cache(maxsize=65536)
-def legal_attack_set(hand: tuple[Card, ...]) -> frozenset[tuple[Card, ...]]:
-    """``legal_attacks(hand)`` as a set, for the validator's membership test."""
-    return frozenset(legal_attacks(hand))
+def legal_attack_table(hand: tuple[Card, ...]) -> dict[tuple[Card, ...], tuple[Card, ...]]:
+    """Each legal attack of ``hand`` mapped to the hand that remains after it: the engine's
+    validator and its bookkeeping in one lookup.  Treat the result as read-only."""
+    table = {}
+    for attack in legal_attacks(hand):
+        rest = list(hand)
+        for card in attack:
+            rest.remove(card)
+        table[attack] = tuple(rest)
+    return table
 
 
 def check_defence(attack: Sequence[Card], answers: Sequence[Card | None], hand: Hand) -> list[Card]:
