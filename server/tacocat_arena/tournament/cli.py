@@ -85,7 +85,8 @@ def run_command(
         store.close()
         console.print(
             f"\nInterrupted. {done} finished games are saved in {store.path}.\nResume with: "
-            f"tacocat-arena run {_resume_hint(config_file, config)} --resume"
+            f"tacocat-arena {'serve ...' if serve_at else 'run'} "
+            f"{_resume_hint(config_file, config)} --resume"
         )
         raise SystemExit(130) from None
     elapsed = time.monotonic() - started
