@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import time
 from pathlib import Path
 
@@ -232,30 +231,6 @@ def bench_engine_command(games: int, seed: int) -> None:
     click.echo(f"cpu time:     {figures.cpu_seconds:.2f} s (wall {figures.wall_seconds:.2f} s)")
     click.echo(f"games/s:      {figures.games_per_second:,.0f}")
     click.echo(f"decisions/s:  {figures.decisions_per_second:,.0f}")
-
-
-@main.command()
-@click.option("--games", "-n", default=10, show_default=True, help="Games to play.")
-@click.option("--seed", default=1, show_default=True, help="Seed of the first deal.")
-def demo(games: int, seed: int) -> None:
-    """Play a quick local match of the reference policies (greedy vs random) and print it."""
-    from tacocat_arena.local import play_game
-    from tacocat_arena.policies import GreedyPolicy, RandomPolicy
-
-    score = {"greedy": 0.0, "random": 0.0}
-    for index in range(games):
-        greedy_seat = index % 2
-        policies = [RandomPolicy(random.Random(seed + index))] * 2
-        policies[greedy_seat] = GreedyPolicy()  # type: ignore[call-overload]
-        game = play_game(policies, seed=seed * 1_000_003 + index // 2)
-        assert game.outcome is not None
-        winner = game.outcome.winner
-        if winner is None:
-            score["greedy"] += 0.5
-            score["random"] += 0.5
-        else:
-            score["greedy" if winner == greedy_seat else "random"] += 1
-    click.echo(f"greedy {score['greedy']} - {score['random']} random over {games} games")
 
 
 @bench.command("duplicate")

@@ -1,0 +1,76 @@
+"""The smaller commands: play, replay, serve's checks and the engine bench, through Click."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tacocat_arena.cli import main
+from tacocat_arena.engine import to_record
+from tacocat_arena.local import play_game
+from tacocat_arena.policies import GreedyPolicy, RandomPolicy
+
+
+def write_games(path: Path) -> dict[str, object]:
+    game = play_game([GreedyPolicy(), RandomPolicy(random.Random(3))], seed=11)
+    record = to_record(game)
+    line = {"id": "g-r-d0", "seats": ["greedy", "random"], "record": record}
+    path.write_text(json.dumps(line) + "\n")
+    return record
+
+
+def test_replay_verifies_and_narrates_a_recorded_game(tmp_path: Path) -> None:
+    record = write_games(tmp_path / "games.jsonl")
+    result = CliRunner().invoke(main, ["replay", str(tmp_path / "games.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "re-verified" in result.output
+    assert "Round 1: the Tacocat is on space 4, 7 cards each" in result.output
+    assert result.output.count("Round ") == record["rounds"]
+    assert "Result:" in result.output.splitlines()[-1]
+
+
+def test_replay_flags_a_tampered_record(tmp_path: Path) -> None:
+    record = write_games(tmp_path / "games.jsonl")
+    record["actions"][0] = {"seat": 0, "replace": [99]}  # type: ignore[index]
+    (tmp_path / "bad.json").write_text(json.dumps(record))
+    result = CliRunner().invoke(main, ["replay", str(tmp_path / "bad.json")])
+    assert result.exit_code == 0
+    assert "WARNING: the record does not re-verify" in result.output
+
+
+def test_replay_names_a_missing_game(tmp_path: Path) -> None:
+    write_games(tmp_path / "games.jsonl")
+    result = CliRunner().invoke(main, ["replay", str(tmp_path / "games.jsonl"), "--game", "x"])
+    assert result.exit_code != 0
+    assert "no game 'x'" in result.output
+
+
+def test_play_runs_a_quick_match(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["play", "greedy", "random", "--games", "2", "--out", str(tmp_path / "m")]
+    )
+    assert result.exit_code == 0, result.output
+    lines = (tmp_path / "m" / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    assert {tuple(json.loads(line)["seats"]) for line in lines} == {
+        ("greedy", "random"),
+        ("random", "greedy"),
+    }
+
+
+def test_serve_refuses_a_short_token(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('alice = "short"\nbob = "long-enough-token"\n')
+    result = CliRunner().invoke(main, ["serve", "--tokens", str(tokens), "--port", "0"])
+    assert result.exit_code != 0
+    assert "'alice' must be a string of at least 8 characters" in result.output
+
+
+def test_bench_engine_prints_its_figures() -> None:
+    result = CliRunner().invoke(main, ["bench", "engine", "--games", "20"])
+    assert result.exit_code == 0, result.output
+    assert "decisions/s:" in result.output
+    assert "games:        20" in result.output
