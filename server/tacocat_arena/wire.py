@@ -28,7 +28,7 @@ from tacocat_arena.engine import (
     TieRule,
     public_event,
 )
-from tacocat_arena.engine.legal import defence_options, legal_attacks
+from tacocat_arena.engine.legal import defence_options, distinct_values, legal_attacks
 
 PROTOCOL_VERSION = 1
 
@@ -171,7 +171,7 @@ def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
             "type": "duel",
             "round": round_number,
             "cards": tuple(duel.cards),
-            "winner": duel.winner_seat if duel.HasField("winner_seat") else None,
+            "winner": _optional(duel, "winner_seat"),
         }
     if case == "attacked":
         return {
@@ -197,19 +197,24 @@ def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
             "type": "showdown",
             "round": round_number,
             "cards": tuple(showdown.cards),
-            "winner": showdown.winner_seat if showdown.HasField("winner_seat") else None,
+            "winner": _optional(showdown, "winner_seat"),
         }
     if case == "round_ended":
         ended = message.round_ended
         return {
             "type": "round_end",
             "round": ended.round,
-            "winner": ended.winner_seat if ended.HasField("winner_seat") else None,
+            "winner": _optional(ended, "winner_seat"),
             "tacocat_from": ended.tacocat_from,
             "tacocat_to": ended.tacocat_to,
-            "covered": ended.covered_space if ended.HasField("covered_space") else None,
+            "covered": _optional(ended, "covered_space"),
         }
     return None
+
+
+def _optional(message: Any, name: str) -> Any:
+    """The value of an ``optional`` field, or None when it is not set (0 is a valid seat)."""
+    return getattr(message, name) if message.HasField(name) else None
 
 
 def round_result_to_pb(result: RoundResult) -> pb.RoundSummary:
@@ -230,11 +235,11 @@ def round_result_from_pb(message: pb.RoundSummary) -> RoundResult:
     cards = tuple(message.showdown_cards)
     return RoundResult(
         message.round,
-        message.winner_seat if message.HasField("winner_seat") else None,
+        _optional(message, "winner_seat"),
         (cards[0], cards[1]) if len(cards) == 2 else (0, 0),
         message.tacocat_from,
         message.tacocat_to,
-        message.covered_space if message.HasField("covered_space") else None,
+        _optional(message, "covered_space"),
     )
 
 
@@ -312,7 +317,7 @@ def legal_to_pb(view: SeatView, *, simultaneous: bool, second: bool) -> pb.Legal
     """The legal options of ``view``'s pending decision."""
     kind = view.kind
     if kind is DecisionKind.DUEL:
-        return pb.LegalOptions(duel=pb.DuelOptions(values=sorted(set(view.hand))))
+        return pb.LegalOptions(duel=pb.DuelOptions(values=distinct_values(view.hand)))
     if kind is DecisionKind.ATTACK:
         return pb.LegalOptions(
             attack=pb.AttackOptions(attacks=[pb.Attack(cards=a) for a in legal_attacks(view.hand)])
@@ -357,7 +362,7 @@ def view_from_pb(
         log_start=0,
         log_stop=len(events),
         past_rounds=tuple(round_result_from_pb(r) for r in message.past_rounds),
-        attacker=message.attacker if message.HasField("attacker") else None,
+        attacker=_optional(message, "attacker"),
         current_attack=tuple(message.current_attack),
         max_replace=max_replace,
     )

@@ -33,6 +33,7 @@ from tacocat_arena.tournament.config import (
 )
 from tacocat_arena.tournament.outputs import OUTPUT_FILES, write_outputs
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
+from tacocat_arena.tournament.schedule import round_robin
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.tables import GameResult, render_crosstable, render_standings
 
@@ -79,8 +80,8 @@ def run_command(
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
         done = store.count()
-        entrants = len(config.bots)
-        planned = entrants * (entrants - 1) // 2 * config.games_per_pairing
+        entrants = [bot.name for bot in config.bots]
+        planned = len(round_robin(entrants, config.games_per_pairing, config.seed))
         write_outputs(config, store, complete=False, planned=planned)
         store.close()
         console.print(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tacocat_arena.engine import Outcome, Termination
+from tacocat_arena.engine import record as record_format
 from tacocat_arena.referee import GameReport, Referee, start_server
 from tacocat_arena.tournament.bots import BotProcess, ExternalBot
 from tacocat_arena.tournament.config import TournamentConfig
@@ -159,8 +160,8 @@ async def _play_one(
 def _unplayed(planned: PlannedGame, seat: int, detail: str, termination: Termination) -> GameReport:
     outcome = Outcome(termination, 1 - seat)
     record = {
-        "format": "tacocat-game-record",
-        "version": 1,
+        "format": record_format.FORMAT,
+        "version": record_format.VERSION,
         "seed": planned.seed,
         "result": outcome.result(),
         "termination": outcome.termination.value,
