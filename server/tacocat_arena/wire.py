@@ -255,62 +255,71 @@ def board_to_pb(ruleset: Ruleset, tacocat: int, covered: Sequence[bool]) -> pb.B
 
 
 class ViewEncoder:
-    """Builds the protobuf SeatView of one seat of one game.  What does not change between
-    requests is converted once: the board's hand sizes and arrows, the finished rounds, and
-    this round's events so far (a round's history is re-sent with every request)."""
+    """Keeps the protobuf SeatView of one seat of one game up to date, in place.
 
-    def __init__(self, seat: int) -> None:
+    A request re-sends the seat's whole view (I1), but little of it changes between two
+    requests, so the message is kept and only the changes are written into it: new events
+    are appended (a round's history is cleared when the next round starts), finished rounds
+    are appended, the board's hand sizes and arrows are written once.  ``message`` may be
+    a sub-message of a larger one (the referee keeps one DecisionRequest per seat).
+    """
+
+    def __init__(self, seat: int, message: pb.SeatView | None = None) -> None:
         self.seat = seat
+        self.message = pb.SeatView() if message is None else message
+        self.message.seat = seat
         self._round = -1
-        self._events: list[pb.PublicEvent] = []
         self._converted = 0
-        self._board: pb.Board | None = None
-        self._past: list[pb.RoundSummary] = []
+        self._past = 0
+        self._static_board = False
 
-    def events(self, view: SeatView) -> list[pb.PublicEvent]:
-        """This round's public events of ``view`` as protobuf messages."""
+    def update(self, view: SeatView) -> pb.SeatView:
+        """Bring ``message`` up to date with ``view`` (a later view of the same seat)."""
+        message = self.message
         if view.round != self._round:
-            self._round, self._events, self._converted = view.round, [], 0
+            self._round, self._converted = view.round, 0
+            message.round = view.round
+            del message.events[:]
         log, start = view.log, view.log_start
+        events = message.events
         for event in log[start + self._converted : view.log_stop]:
-            message = event_to_pb(public_event(event, self.seat))
-            if message is not None:
-                self._events.append(message)
+            converted = event_to_pb(public_event(event, self.seat))
+            if converted is not None:
+                events.append(converted)
         self._converted = view.log_stop - start
-        return self._events
-
-    def board(self, view: SeatView) -> pb.Board:
-        """The board now (the static part is built once per game)."""
-        if self._board is None:
-            self._board = board_to_pb(view.ruleset, view.tacocat, view.covered)
-        board = pb.Board()
-        board.CopyFrom(self._board)
+        board = message.board
+        if not self._static_board:
+            board.CopyFrom(board_to_pb(view.ruleset, view.tacocat, view.covered))
+            self._static_board = True
         board.tacocat = view.tacocat
         del board.covered[:]
         board.covered.extend(view.covered[1:-1])
-        return board
-
-    def past_rounds(self, view: SeatView) -> list[pb.RoundSummary]:
-        """The finished rounds as RoundSummary messages."""
-        for result in view.past_rounds[len(self._past) :]:
-            self._past.append(round_result_to_pb(result))
-        return self._past
+        for result in view.past_rounds[self._past :]:
+            message.past_rounds.append(round_result_to_pb(result))
+        self._past = len(view.past_rounds)
+        del message.hand[:]
+        message.hand.extend(view.hand)
+        message.opponent_hand_size = view.opponent_hand_size
+        message.draw_pile_size = view.draw_pile_size
+        del message.discards[:]
+        message.discards.extend(view.discards)
+        if view.attacker is None:
+            message.ClearField("attacker")
+        else:
+            message.attacker = view.attacker
+        del message.current_attack[:]
+        message.current_attack.extend(view.current_attack)
+        return message
 
     def encode(self, view: SeatView) -> pb.SeatView:
-        """The whole view as a protobuf SeatView."""
-        return pb.SeatView(
-            seat=view.seat,
-            round=view.round,
-            hand=view.hand,
-            opponent_hand_size=view.opponent_hand_size,
-            draw_pile_size=view.draw_pile_size,
-            board=self.board(view),
-            discards=view.discards,
-            events=self.events(view),
-            past_rounds=self.past_rounds(view),
-            attacker=view.attacker,
-            current_attack=view.current_attack,
-        )
+        """The whole view as a new protobuf SeatView (a copy: later updates leave it be)."""
+        copy = pb.SeatView()
+        copy.CopyFrom(self.update(view))
+        return copy
+
+    def events(self, view: SeatView) -> list[pb.PublicEvent]:
+        """This round's public events of ``view`` as protobuf messages."""
+        return list(self.update(view).events)
 
 
 def legal_to_pb(view: SeatView, *, simultaneous: bool, second: bool) -> pb.LegalOptions:

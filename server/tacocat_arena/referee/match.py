@@ -82,17 +82,35 @@ class _Failure:
 
 
 class _Seat:
-    """The referee's side of one seat: session, clock and view encoder."""
+    """The referee's side of one seat: session, clock and the seat's request message.
+
+    The DecisionRequest is one message per seat, updated in place for each request (see
+    ``ViewEncoder``): a request is only built after the previous one is answered and written.
+    """
 
     def __init__(self, seat: Seat, session: BotSession, game_id: str, bank_ms: int) -> None:
         self.seat = seat
         self.session = session
         self.game_id = game_id
         self.bank_ms = float(bank_ms)
-        self.encoder = ViewEncoder(seat)
+        self.message = pb.RefereeMessage(decision_request=pb.DecisionRequest(game_id=game_id))
+        self.request = self.message.decision_request
+        self.encoder = ViewEncoder(seat, self.request.view)
         self.decisions = 0
         self.think_ms = 0.0
         self.request_id = 0  # the seat's latest DecisionRequest, quoted in its Errors
+
+
+@dataclass
+class _Asked:
+    """A decision request on its way: what the answer will be checked against."""
+
+    seat: _Seat
+    kind: DecisionKind
+    request_id: int
+    future: asyncio.Future[pb.Action]
+    timer: asyncio.TimerHandle | None
+    started: float
 
 
 async def play_game(
@@ -137,12 +155,11 @@ async def play_game(
     while game.outcome is None:
         pending = sorted(game.pending)
         simultaneous = len(pending) == 2
-        if simultaneous:
-            answers = await asyncio.gather(
-                *(_decide(game, seats[s], settings, True) for s in pending)
-            )
-        else:
-            answers = [await _decide(game, seats[pending[0]], settings, False)]
+        # Every pending seat is asked before any answer is awaited: for a simultaneous
+        # decision both requests are out at once, and neither answer is applied before both
+        # are in (the engine's pending set guarantees the second half).
+        asked = [await _ask(game, seats[s], settings, simultaneous) for s in pending]
+        answers = [await _answer(a, settings) for a in asked]
         paired = zip(pending, answers, strict=True)
         failures = [(s, a) for s, a in paired if isinstance(a, _Failure)]
         if len(failures) == 2 and settings.failure_policy is FailurePolicy.FORFEIT:
@@ -196,17 +213,15 @@ async def play_game(
     )
 
 
-async def _decide(
+async def _ask(
     game: Game, seat: _Seat, settings: RefereeSettings, simultaneous: bool
-) -> Action | _Failure:
-    """Ask one seat for its pending decision; return the action (not yet validated by the
-    engine) or the failure that stands in for it."""
+) -> _Asked | _Failure:
+    """Send one seat its pending decision and start its clock."""
     view = build_view(game, seat.seat)
     kind = view.kind
     assert kind is not None  # only pending seats are asked
     clock = settings.clock
     allowance_ms = clock.decision_ms
-    limit_ms = None if allowance_ms == 0 else allowance_ms + seat.bank_ms
     session = seat.session
     try:
         request_id, future = session.open_request(seat.game_id)
@@ -214,32 +229,38 @@ async def _decide(
         return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
     seat.request_id = request_id
     second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
-    await session.send(
-        pb.RefereeMessage(
-            decision_request=pb.DecisionRequest(
-                game_id=seat.game_id,
-                request_id=request_id,
-                kind=KIND_TO_PB[kind],
-                view=seat.encoder.encode(view),
-                legal=legal_to_pb(view, simultaneous=simultaneous, second=second),
-                time_left_ms=allowance_ms,
-                time_bank_left_ms=int(seat.bank_ms),
-            )
-        )
-    )
+    request = seat.request
+    request.request_id = request_id
+    request.kind = KIND_TO_PB[kind]
+    seat.encoder.update(view)
+    request.legal.CopyFrom(legal_to_pb(view, simultaneous=simultaneous, second=second))
+    request.time_left_ms = allowance_ms
+    request.time_bank_left_ms = int(seat.bank_ms)
+    await session.send(seat.message)
     started = time.monotonic()
     # A timer on the request's own future, rather than asyncio.wait_for, which would add a
     # future and two callbacks to every decision.
     timer = None
-    if limit_ms is not None:
+    if allowance_ms:
         timer = asyncio.get_running_loop().call_later(
-            (limit_ms + clock.grace_ms) / 1000, _expire, future
+            (allowance_ms + seat.bank_ms + clock.grace_ms) / 1000, _expire, future
         )
+    return _Asked(seat, kind, request_id, future, timer, started)
+
+
+async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action | _Failure:
+    """Wait for the answer to a request; return the action (not yet validated by the engine)
+    or the failure that stands in for it."""
+    if isinstance(asked, _Failure):
+        return asked
+    seat, kind, request_id = asked.seat, asked.kind, asked.request_id
+    clock = settings.clock
+    allowance_ms = clock.decision_ms
     try:
-        reply = await future
+        reply = await asked.future
     except TimeoutError:
-        session.close_request(request_id, "timed out")
-        elapsed_ms = (time.monotonic() - started) * 1000
+        seat.session.close_request(request_id, "timed out")
+        elapsed_ms = (time.monotonic() - asked.started) * 1000
         seat.think_ms += elapsed_ms
         seat.bank_ms = 0.0
         return _Failure(
@@ -252,9 +273,9 @@ async def _decide(
     except SessionClosed as error:
         return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
     finally:
-        if timer is not None:
-            timer.cancel()
-    elapsed_ms = (time.monotonic() - started) * 1000
+        if asked.timer is not None:
+            asked.timer.cancel()
+    elapsed_ms = (time.monotonic() - asked.started) * 1000
     seat.decisions += 1
     seat.think_ms += elapsed_ms
     if allowance_ms and elapsed_ms > allowance_ms:
