@@ -9,7 +9,8 @@ in ``tacocat_arena.engine.view``; this module only maps it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import (
@@ -254,6 +255,16 @@ def board_to_pb(ruleset: Ruleset, tacocat: int, covered: Sequence[bool]) -> pb.B
     )
 
 
+class _Unset(NamedTuple):
+    covered: tuple[bool, ...] = ()
+    hand: tuple[int, ...] = (-1,)
+    discards: tuple[int, ...] = (-1,)
+    current_attack: tuple[int, ...] = (-1,)
+
+
+_NO_VIEW: Any = _Unset()  # compares unequal to every real view's fields
+
+
 class ViewEncoder:
     """Keeps the protobuf SeatView of one seat of one game up to date, in place.
 
@@ -272,6 +283,7 @@ class ViewEncoder:
         self._converted = 0
         self._past = 0
         self._static_board = False
+        self._last = _NO_VIEW
 
     def update(self, view: SeatView) -> pb.SeatView:
         """Bring ``message`` up to date with ``view`` (a later view of the same seat)."""
@@ -287,28 +299,35 @@ class ViewEncoder:
             if converted is not None:
                 events.append(converted)
         self._converted = view.log_stop - start
-        board = message.board
         if not self._static_board:
-            board.CopyFrom(board_to_pb(view.ruleset, view.tacocat, view.covered))
+            message.board.CopyFrom(board_to_pb(view.ruleset, view.tacocat, view.covered))
             self._static_board = True
-        board.tacocat = view.tacocat
-        del board.covered[:]
-        board.covered.extend(view.covered[1:-1])
+        message.board.tacocat = view.tacocat
+        # Repeated fields are rewritten only when they changed (comparing tuples is far
+        # cheaper than rewriting a protobuf field).
+        last = self._last
+        if view.covered is not last.covered:
+            del message.board.covered[:]
+            message.board.covered.extend(view.covered[1:-1])
+        if view.hand != last.hand:
+            del message.hand[:]
+            message.hand.extend(view.hand)
+        if view.discards != last.discards:
+            del message.discards[:]
+            message.discards.extend(view.discards)
+        if view.current_attack != last.current_attack:
+            del message.current_attack[:]
+            message.current_attack.extend(view.current_attack)
         for result in view.past_rounds[self._past :]:
             message.past_rounds.append(round_result_to_pb(result))
         self._past = len(view.past_rounds)
-        del message.hand[:]
-        message.hand.extend(view.hand)
         message.opponent_hand_size = view.opponent_hand_size
         message.draw_pile_size = view.draw_pile_size
-        del message.discards[:]
-        message.discards.extend(view.discards)
         if view.attacker is None:
             message.ClearField("attacker")
         else:
             message.attacker = view.attacker
-        del message.current_attack[:]
-        message.current_attack.extend(view.current_attack)
+        self._last = view
         return message
 
     def encode(self, view: SeatView) -> pb.SeatView:
@@ -323,27 +342,52 @@ class ViewEncoder:
 
 
 def legal_to_pb(view: SeatView, *, simultaneous: bool, second: bool) -> pb.LegalOptions:
-    """The legal options of ``view``'s pending decision."""
+    """The legal options of ``view``'s pending decision (a new message)."""
+    message = pb.LegalOptions()
+    write_legal(message, view, simultaneous=simultaneous, second=second)
+    return message
+
+
+def write_legal(
+    target: pb.LegalOptions, view: SeatView, *, simultaneous: bool, second: bool
+) -> None:
+    """Overwrite ``target`` with the legal options of ``view``'s pending decision."""
     kind = view.kind
+    if kind is DecisionKind.REPLACE:
+        target.replace.CopyFrom(_replace_options(view.max_replace, simultaneous, second))
+    elif kind is DecisionKind.DEFEND:
+        target.CopyFrom(_defend_options(view.current_attack, view.hand))
+    else:
+        target.CopyFrom(_hand_options(kind, view.hand))
+
+
+# The option messages depend only on a few small tuples, which repeat across decisions and
+# games: they are built once and copied (a copy is done in C).  Never mutate what these return.
+@lru_cache(maxsize=64)
+def _replace_options(max_discard: int, simultaneous: bool, second: bool) -> pb.ReplaceOptions:
+    return pb.ReplaceOptions(
+        min_discard=0, max_discard=max_discard, simultaneous=simultaneous, second=second
+    )
+
+
+@lru_cache(maxsize=16384)
+def _hand_options(kind: DecisionKind, hand: tuple[Card, ...]) -> pb.LegalOptions:
     if kind is DecisionKind.DUEL:
-        return pb.LegalOptions(duel=pb.DuelOptions(values=distinct_values(view.hand)))
-    if kind is DecisionKind.ATTACK:
-        return pb.LegalOptions(
-            attack=pb.AttackOptions(attacks=[pb.Attack(cards=a) for a in legal_attacks(view.hand)])
-        )
-    if kind is DecisionKind.DEFEND:
-        options = defence_options(view.current_attack, view.hand)
-        return pb.LegalOptions(
-            defend=pb.DefendOptions(
-                cards=[
-                    pb.AttackCardOptions(attack_card=card, defend_with=values)
-                    for card, values in zip(view.current_attack, options, strict=True)
-                ]
-            )
-        )
+        return pb.LegalOptions(duel=pb.DuelOptions(values=distinct_values(hand)))
     return pb.LegalOptions(
-        replace=pb.ReplaceOptions(
-            min_discard=0, max_discard=view.max_replace, simultaneous=simultaneous, second=second
+        attack=pb.AttackOptions(attacks=[pb.Attack(cards=a) for a in legal_attacks(hand)])
+    )
+
+
+@lru_cache(maxsize=16384)
+def _defend_options(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> pb.LegalOptions:
+    options = defence_options(attack, hand)
+    return pb.LegalOptions(
+        defend=pb.DefendOptions(
+            cards=[
+                pb.AttackCardOptions(attack_card=card, defend_with=values)
+                for card, values in zip(attack, options, strict=True)
+            ]
         )
     )
 

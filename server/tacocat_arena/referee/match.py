@@ -38,9 +38,9 @@ from tacocat_arena.wire import (
     action_from_pb,
     board_to_pb,
     default_action,
-    legal_to_pb,
     round_result_to_pb,
     ruleset_to_pb,
+    write_legal,
 )
 
 FAILURE_POLICY_PB = {
@@ -233,7 +233,7 @@ async def _ask(
     request.request_id = request_id
     request.kind = KIND_TO_PB[kind]
     seat.encoder.update(view)
-    request.legal.CopyFrom(legal_to_pb(view, simultaneous=simultaneous, second=second))
+    write_legal(request.legal, view, simultaneous=simultaneous, second=second)
     request.time_left_ms = allowance_ms
     request.time_bank_left_ms = int(seat.bank_ms)
     await session.send(seat.message)
