@@ -89,16 +89,31 @@ async def _echo_client(port: int, seconds: float) -> None:
 # -- (b), (c): trivial bots ---------------------------------------------------------------
 async def _trivial_bot(address: str, name: str, token: str) -> None:
     """Answer every request with the first legal option, as fast as the stream allows
-    (reads and writes on the call itself, exactly like the echo client)."""
+    (reads and writes on the call itself, exactly like the echo client).  It accepts
+    batches and answers a batch's requests in one message, as any bot playing many games at
+    once should."""
     async with grpc.aio.insecure_channel(address) as channel:
         call = arena_pb2_grpc.ArenaStub(channel).Play()
         await call.write(
-            pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token))
+            pb.BotMessage(
+                hello=pb.Hello(protocol_version=1, bot_name=name, token=token, accept_batches=True)
+            )
         )
         while (message := await call.read()) is not grpc.aio.EOF:
-            if message.HasField("decision_request"):
+            case = message.WhichOneof("message")
+            if case == "decision_request":
                 await call.write(pb.BotMessage(action=_first_legal(message.decision_request)))
-            elif message.HasField("session_end"):
+            elif case == "batch":
+                reply = pb.BotMessage()
+                answers = reply.actions.actions
+                for inner in message.batch.messages:
+                    if inner.HasField("decision_request"):
+                        answers.append(_first_legal(inner.decision_request))
+                    elif inner.HasField("session_end"):
+                        break
+                if answers:
+                    await call.write(reply)
+            elif case == "session_end":
                 break
         await call.done_writing()
 

@@ -275,8 +275,17 @@ class ViewEncoder:
     a sub-message of a larger one (the referee keeps one DecisionRequest per seat).
     """
 
-    def __init__(self, seat: int, message: pb.SeatView | None = None) -> None:
+    def __init__(
+        self,
+        seat: int,
+        message: pb.SeatView | None = None,
+        converted: list[pb.PublicEvent | None] | None = None,
+    ) -> None:
         self.seat = seat
+        # The wire form of an event is the same for both seats (it drops the dealt hands and
+        # the drawn cards, the only seat-private parts), so the two seats of a game may share
+        # ``converted``: the game's log converted to PublicEvents, by log index.
+        self._converted_log: list[pb.PublicEvent | None] = [] if converted is None else converted
         self.message = pb.SeatView() if message is None else message
         self.message.seat = seat
         self._round = -1
@@ -292,13 +301,16 @@ class ViewEncoder:
             self._round, self._converted = view.round, 0
             message.round = view.round
             del message.events[:]
-        log, start = view.log, view.log_start
+        log, start, stop = view.log, view.log_start, view.log_stop
         events = message.events
-        for event in log[start + self._converted : view.log_stop]:
-            converted = event_to_pb(public_event(event, self.seat))
+        shared = self._converted_log
+        for index in range(start + self._converted, stop):
+            while len(shared) <= index:
+                shared.append(event_to_pb(public_event(log[len(shared)], self.seat)))
+            converted = shared[index]
             if converted is not None:
                 events.append(converted)
-        self._converted = view.log_stop - start
+        self._converted = stop - start
         if not self._static_board:
             message.board.CopyFrom(board_to_pb(view.ruleset, view.tacocat, view.covered))
             self._static_board = True

@@ -112,45 +112,63 @@ SESSION_END_REASON_SERVER_SHUTDOWN: SessionEndReason
 SESSION_END_REASON_REMOVED: SessionEndReason
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "action")
+    __slots__ = ("hello", "action", "actions")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: Action
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    actions: ActionBatch
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., actions: _Optional[_Union[ActionBatch, _Mapping]] = ...) -> None: ...
+
+class ActionBatch(_message.Message):
+    __slots__ = ("actions",)
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    actions: _containers.RepeatedCompositeFieldContainer[Action]
+    def __init__(self, actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
-    __slots__ = ("welcome", "game_start", "decision_request", "error", "game_end", "session_end")
+    __slots__ = ("welcome", "game_start", "decision_request", "error", "game_end", "session_end", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     GAME_START_FIELD_NUMBER: _ClassVar[int]
     DECISION_REQUEST_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     GAME_END_FIELD_NUMBER: _ClassVar[int]
     SESSION_END_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     game_start: GameStart
     decision_request: DecisionRequest
     error: Error
     game_end: GameEnd
     session_end: SessionEnd
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ..., session_end: _Optional[_Union[SessionEnd, _Mapping]] = ...) -> None: ...
+    batch: RefereeBatch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ..., session_end: _Optional[_Union[SessionEnd, _Mapping]] = ..., batch: _Optional[_Union[RefereeBatch, _Mapping]] = ...) -> None: ...
+
+class RefereeBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[RefereeMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[RefereeMessage, _Mapping]]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "bot_name", "token", "client_info", "max_concurrent_games")
+    __slots__ = ("protocol_version", "bot_name", "token", "client_info", "max_concurrent_games", "accept_batches")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     CLIENT_INFO_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_GAMES_FIELD_NUMBER: _ClassVar[int]
+    ACCEPT_BATCHES_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     bot_name: str
     token: str
     client_info: str
     max_concurrent_games: int
-    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., client_info: _Optional[str] = ..., max_concurrent_games: _Optional[int] = ...) -> None: ...
+    accept_batches: bool
+    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., client_info: _Optional[str] = ..., max_concurrent_games: _Optional[int] = ..., accept_batches: _Optional[bool] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("protocol_version", "session_id", "server_info", "decision_timeout_ms", "time_bank_ms", "max_concurrent_games", "bot_name", "failure_policy")
+    __slots__ = ("protocol_version", "session_id", "server_info", "decision_timeout_ms", "time_bank_ms", "max_concurrent_games", "bot_name", "failure_policy", "batches")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SERVER_INFO_FIELD_NUMBER: _ClassVar[int]
@@ -159,6 +177,7 @@ class Welcome(_message.Message):
     MAX_CONCURRENT_GAMES_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     FAILURE_POLICY_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     session_id: str
     server_info: str
@@ -167,7 +186,8 @@ class Welcome(_message.Message):
     max_concurrent_games: int
     bot_name: str
     failure_policy: FailurePolicy
-    def __init__(self, protocol_version: _Optional[int] = ..., session_id: _Optional[str] = ..., server_info: _Optional[str] = ..., decision_timeout_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., max_concurrent_games: _Optional[int] = ..., bot_name: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ...) -> None: ...
+    batches: bool
+    def __init__(self, protocol_version: _Optional[int] = ..., session_id: _Optional[str] = ..., server_info: _Optional[str] = ..., decision_timeout_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., max_concurrent_games: _Optional[int] = ..., bot_name: _Optional[str] = ..., failure_policy: _Optional[_Union[FailurePolicy, str]] = ..., batches: _Optional[bool] = ...) -> None: ...
 
 class CardCount(_message.Message):
     __slots__ = ("value", "count")

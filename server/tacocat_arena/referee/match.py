@@ -61,7 +61,19 @@ class GameReport:
     rounds: int
     decisions: list[int] = field(default_factory=lambda: [0, 0])
     think_ms: list[float] = field(default_factory=lambda: [0.0, 0.0])
-    record: dict[str, Any] = field(default_factory=dict)
+    #: The finished game; ``record`` is built from it when first asked for.
+    game: Game | None = field(default=None, repr=False)
+    #: A record given outright (a game that was never played has no ``game``).
+    given_record: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The game record (docs/game-record.md).  Built on first use, off the referee's
+        hot path: a record costs as much as a few dozen decisions, and not every caller
+        stores one."""
+        if self.given_record is None:
+            self.given_record = to_record(self.game) if self.game is not None else {}
+        return self.given_record
 
     @property
     def forfeit_by(self) -> Seat | None:
@@ -88,14 +100,21 @@ class _Seat:
     ``ViewEncoder``): a request is only built after the previous one is answered and written.
     """
 
-    def __init__(self, seat: Seat, session: BotSession, game_id: str, bank_ms: int) -> None:
+    def __init__(
+        self,
+        seat: Seat,
+        session: BotSession,
+        game_id: str,
+        bank_ms: int,
+        converted: list[pb.PublicEvent | None],
+    ) -> None:
         self.seat = seat
         self.session = session
         self.game_id = game_id
         self.bank_ms = float(bank_ms)
         self.message = pb.RefereeMessage(decision_request=pb.DecisionRequest(game_id=game_id))
         self.request = self.message.decision_request
-        self.encoder = ViewEncoder(seat, self.request.view)
+        self.encoder = ViewEncoder(seat, self.request.view, converted)
         self.decisions = 0
         self.think_ms = 0.0
         self.request_id = 0  # the seat's latest DecisionRequest, quoted in its Errors
@@ -131,8 +150,11 @@ async def play_game(
     clock = settings.clock
     game = Game(ruleset, seed)
     same_session = sessions[0] is sessions[1]
+    converted: list[pb.PublicEvent | None] = []  # the log in wire form, shared by the seats
     seats = [
-        _Seat(s, sessions[s], f"{game_id}/{s}" if same_session else game_id, clock.bank_ms)
+        _Seat(
+            s, sessions[s], f"{game_id}/{s}" if same_session else game_id, clock.bank_ms, converted
+        )
         for s in (0, 1)
     ]
     names = (sessions[0].name, sessions[1].name)
@@ -209,7 +231,7 @@ async def play_game(
         rounds=game.round,
         decisions=[s.decisions for s in seats],
         think_ms=[s.think_ms for s in seats],
-        record=to_record(game),
+        game=game,
     )
 
 

@@ -128,6 +128,10 @@ class Referee:
                     )
                 )
             )
+            # SessionEnd may be waiting behind a write in flight; a bot that stopped reading
+            # cannot hold the shutdown up for long.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.idle.wait(), 5)
             session.close()
 
 
@@ -192,7 +196,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         limit = settings.max_concurrent_games
         if hello.max_concurrent_games:
             limit = min(limit, hello.max_concurrent_games)
-        session = BotSession(name=name, max_concurrent_games=limit, writer=context.write)
+        session = BotSession(
+            name=name,
+            max_concurrent_games=limit,
+            writer=context.write,
+            batches=hello.accept_batches,
+        )
         await session.send(
             pb.RefereeMessage(
                 welcome=pb.Welcome(
@@ -204,6 +213,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                     max_concurrent_games=limit,
                     bot_name=name,
                     failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
+                    batches=hello.accept_batches,
                 )
             )
         )
@@ -228,6 +238,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 case = message.WhichOneof("message")
                 if case == "action":
                     await session.deliver(message.action)
+                elif case == "actions":
+                    for action in message.actions.actions:
+                        await session.deliver(action)
                 else:
                     code = pb.ERROR_CODE_UNEXPECTED_MESSAGE if case else pb.ERROR_CODE_MALFORMED
                     await session.send(

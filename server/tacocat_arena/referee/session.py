@@ -1,4 +1,4 @@
-"""One bot's session: its outgoing queue and its open decision requests.
+"""One bot's session: its outgoing messages and its open decision requests.
 
 A session belongs to the referee; bots only reach it through the servicer, which hands each
 incoming Action to ``deliver``.  Nothing a bot sends can raise here: a reply that matches no
@@ -45,12 +45,18 @@ class BotSession:
     _open: dict[int, _OpenRequest] = field(default_factory=dict)
     _finished: collections.OrderedDict[int, str] = field(default_factory=collections.OrderedDict)
     _ended_games: set[str] = field(default_factory=set)
+    #: Whether the bot accepts ``RefereeMessage.batch`` (Hello.accept_batches).
+    batches: bool = False
     game_slots: asyncio.Semaphore = field(init=False)
-    _write_lock: asyncio.Lock = field(init=False)
+    #: Set while no write is in flight on the stream (``send``).
+    idle: asyncio.Event = field(init=False)
+    _outbox: pb.RefereeMessage = field(init=False)
 
     def __post_init__(self) -> None:
         self.game_slots = asyncio.Semaphore(max(1, self.max_concurrent_games))
-        self._write_lock = asyncio.Lock()
+        self.idle = asyncio.Event()
+        self.idle.set()
+        self._outbox = pb.RefereeMessage()
 
     @property
     def is_open(self) -> bool:
@@ -58,19 +64,41 @@ class BotSession:
         return not self.closed.is_set()
 
     async def send(self, message: pb.RefereeMessage) -> None:
-        """Write a message to the bot's stream now (dropped if the session is closed).
+        """Write a message to the bot's stream (dropped if the session is closed).
 
-        The caller's own task writes, under a lock that keeps one write at a time per
-        stream: no queue and no hand-over to another task on the hot path.  A failed write
-        means the bot is gone, and closes the session.
+        gRPC allows one write in flight per stream.  The first sender finds the stream idle
+        and writes at once, from its own task: no queue and no hand-over on the common path.
+        A sender that finds a write in flight leaves a snapshot of its message in the outbox
+        and returns; the writing task sends everything waiting when its write completes, as
+        one ``RefereeMessage.batch`` when the bot accepts batches.  So batches form only
+        under load and never delay a message.  A failed write means the bot is gone, and
+        closes the session.
         """
         if not self.is_open or self.writer is None:
             return
-        async with self._write_lock:
-            try:
-                await self.writer(message)
-            except Exception:  # the stream is broken or finished: the bot is gone
-                self.close()
+        if not self.idle.is_set():
+            self._outbox.batch.messages.add().CopyFrom(message)
+            return
+        self.idle.clear()
+        try:
+            await self._write(message)
+            while self._outbox.batch.messages:
+                waiting, self._outbox = self._outbox, pb.RefereeMessage()
+                if self.batches and len(waiting.batch.messages) > 1:
+                    await self._write(waiting)
+                else:
+                    for queued in waiting.batch.messages:
+                        await self._write(queued)
+        finally:
+            self.idle.set()
+
+    async def _write(self, message: pb.RefereeMessage) -> None:
+        assert self.writer is not None
+        try:
+            await self.writer(message)
+        except Exception:  # the stream is broken or finished: the bot is gone
+            self._outbox = pb.RefereeMessage()
+            self.close()
 
     def open_request(self, game_id: str) -> tuple[int, asyncio.Future[pb.Action]]:
         """Allocate a request id for ``game_id`` and the future its Action will resolve."""

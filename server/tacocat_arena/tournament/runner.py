@@ -172,7 +172,7 @@ def _unplayed(planned: PlannedGame, seat: int, detail: str, termination: Termina
         "unplayed": detail,
     }
     return GameReport(
-        planned.game_id, planned.seats, planned.seed, outcome, detail, 0, record=record
+        planned.game_id, planned.seats, planned.seed, outcome, detail, 0, given_record=record
     )
 
 
