@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -74,3 +75,16 @@ def test_bench_engine_prints_its_figures() -> None:
     assert result.exit_code == 0, result.output
     assert "decisions/s:" in result.output
     assert "games:        20" in result.output
+
+
+def test_bench_referee_prints_the_three_rates_and_their_ratios() -> None:
+    result = CliRunner().invoke(
+        main, ["bench", "referee", "--seconds", "0.3", "--games-at-once", "4", "--repeats", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    rates = re.findall(
+        r"^\(([abc])\) .*?:\s+([\d,]+) (?:round trips|decisions)/s$", result.stdout, re.M
+    )
+    assert [name for name, _ in rates] == ["a", "b", "c"]
+    assert all(int(value.replace(",", "")) > 0 for _, value in rates)
+    assert re.search(r"^\(b\)/\(a\) = \d+\.\d\d   \(c\)/\(b\) = \d+\.\d\d$", result.stdout, re.M)

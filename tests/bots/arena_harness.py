@@ -164,7 +164,8 @@ async def wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> int
 class RawClient:
     """A bot speaking the protocol by hand on one stream, in the test's event loop.
 
-    Every RefereeMessage is kept twice: as received bytes (``raw``) and parsed (``log``).
+    Every RefereeMessage is kept as received bytes (``raw``) and parsed (``envelopes``);
+    ``log`` and ``recv`` see a batch's elements one by one (``batches`` counts batches).
     ``recv`` returns the next message, None once the stream has ended; ``status`` then holds
     the AioRpcError that ended it (None for status OK).
     """
@@ -178,6 +179,8 @@ class RawClient:
         )
         self.call = play(metadata=metadata or None)
         self.raw: list[bytes] = []
+        self.envelopes: list[pb.RefereeMessage] = []  # as received (batches not unpacked)
+        self.batches = 0
         self.log: list[pb.RefereeMessage] = []
         self.status: grpc.aio.AioRpcError | None = None
         self.ended = asyncio.Event()
@@ -191,13 +194,21 @@ class RawClient:
                 data = await self.call.read()
                 if data is grpc.aio.EOF:
                     break
-                message = pb.RefereeMessage.FromString(data)
+                envelope = pb.RefereeMessage.FromString(data)
                 self.raw.append(data)
-                self.log.append(message)
-                if message.WhichOneof("message") == "game_start":
-                    start = message.game_start
-                    self.rulesets[start.game_id] = ruleset_from_pb(start.ruleset)
-                await self._inbox.put(message)
+                self.envelopes.append(envelope)
+                # A batch is unpacked: ``log`` and ``recv`` see its elements one by one.
+                if envelope.HasField("batch"):
+                    self.batches += 1
+                    messages = list(envelope.batch.messages)
+                else:
+                    messages = [envelope]
+                for message in messages:
+                    self.log.append(message)
+                    if message.WhichOneof("message") == "game_start":
+                        start = message.game_start
+                        self.rulesets[start.game_id] = ruleset_from_pb(start.ruleset)
+                    await self._inbox.put(message)
         except grpc.aio.AioRpcError as error:
             self.status = error
         except asyncio.CancelledError:
@@ -217,6 +228,7 @@ class RawClient:
         version: int = PROTOCOL_VERSION,
         client_info: str = "raw test client",
         max_concurrent_games: int = 0,
+        accept_batches: bool = False,
     ) -> None:
         await self.send(
             pb.BotMessage(
@@ -226,6 +238,7 @@ class RawClient:
                     token=TOKENS.get(name, "") if token is None else token,
                     client_info=client_info,
                     max_concurrent_games=max_concurrent_games,
+                    accept_batches=accept_batches,
                 )
             )
         )
