@@ -83,8 +83,8 @@ def test_bench_referee_prints_the_three_rates_and_their_ratios() -> None:
     )
     assert result.exit_code == 0, result.output
     rates = re.findall(
-        r"^\(([abc])\) .*?:\s+([\d,]+) (?:round trips|decisions)/s$", result.stdout, re.M
+        r"^\(([abcd])\) .*?:\s+([\d,]+) (?:round trips|decisions)/s$", result.stdout, re.M
     )
-    assert [name for name, _ in rates] == ["a", "b", "c"]
+    assert [name for name, _ in rates] == ["a", "b", "c", "d"]
     assert all(int(value.replace(",", "")) > 0 for _, value in rates)
     assert re.search(r"^\(b\)/\(a\) = \d+\.\d\d   \(c\)/\(b\) = \d+\.\d\d$", result.stdout, re.M)

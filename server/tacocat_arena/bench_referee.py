@@ -3,7 +3,9 @@
 (a) a bare grpcio bidirectional-stream echo between two processes: round trips per second;
 (b) referee decisions per second, one game at a time, between two trivial bots in separate
     processes over the real protocol;
-(c) the same with 32 games at once.
+(c) the same with 32 games at once;
+(d) the ceiling of (b): the same bots and the referee's way of reading streams, with no game
+    behind it (``measure_relay``): what (b) could reach if refereeing cost nothing.
 It prints (b)/(a) (the referee's overhead: 1.0 would be free) and (c)/(b) (how concurrent games
 scale), from the best of a few interleaved runs.  The echo client and the trivial bots are
 written alike (grpc.aio, one stream, answer each message as it arrives), so the ratio compares
@@ -38,6 +40,7 @@ class RefereeRun:
     echo_round_trips_per_s: float
     decisions_per_s: float
     decisions_per_s_concurrent: float
+    relay_decisions_per_s: float
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,11 @@ class RefereeFigures:
     def decisions_per_s_concurrent(self) -> float:
         """(c), best run."""
         return max(run.decisions_per_s_concurrent for run in self.runs)
+
+    @property
+    def relay_decisions_per_s(self) -> float:
+        """(d), the ceiling of (b), best run."""
+        return max(run.relay_decisions_per_s for run in self.runs)
 
     @property
     def overhead_ratio(self) -> float:
@@ -231,13 +239,112 @@ async def measure_referee(seconds: float, games_at_once: int) -> float:
         await server.stop(1)
 
 
+async def measure_relay(seconds: float) -> float:
+    """The ceiling of (b): the referee's stream handling with no game behind it.
+
+    The same two trivial bot processes connect to a bare Arena.Play handler that asks them
+    in turn with one fixed, realistic DecisionRequest, and reads their answers the way the
+    referee must (a reader task per stream resolving a future per request, so that one
+    stream can carry several games and a silent bot can still be timed out).  No engine, no
+    views, no validation: whatever (b) falls short of this is the referee's own work.
+    """
+    loop = asyncio.get_running_loop()
+    streams: list[grpc.aio.ServicerContext] = []
+    both_connected = asyncio.Event()
+    finished = asyncio.Event()
+
+    async def play(
+        requests: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
+    ) -> None:
+        await context.read()  # the Hello
+        streams.append(context)
+        if len(streams) == 2:
+            both_connected.set()
+        await finished.wait()
+
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler(
+        "tacocat.v1.Arena",
+        {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                play,
+                request_deserializer=pb.BotMessage.FromString,
+                response_serializer=pb.RefereeMessage.SerializeToString,
+            )
+        },
+    )
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    bots = [_spawn("trivial-bot", f"127.0.0.1:{port}", name, "-") for name in "ab"]
+    readers: list[asyncio.Task[None]] = []
+    try:
+        await asyncio.wait_for(both_connected.wait(), 30)
+        waiting: list[asyncio.Future[pb.BotMessage]] = [loop.create_future() for _ in streams]
+
+        async def reader(index: int) -> None:
+            while (message := await streams[index].read()) is not grpc.aio.EOF:
+                waiting[index].set_result(message)
+
+        readers = [asyncio.create_task(reader(index)) for index in range(len(streams))]
+        request = _sample_request()
+        decisions = 0
+        deadline = time.perf_counter() + seconds
+        started = time.perf_counter()
+        while time.perf_counter() < deadline:
+            for index, context in enumerate(streams):
+                request.decision_request.request_id += 1
+                await context.write(request)
+                await waiting[index]
+                waiting[index] = loop.create_future()
+                decisions += 1
+        elapsed = time.perf_counter() - started
+        for context in streams:
+            await context.write(pb.RefereeMessage(session_end=pb.SessionEnd()))
+        return decisions / elapsed
+    finally:
+        for task in readers:
+            task.cancel()
+        finished.set()
+        for bot in bots:
+            try:
+                bot.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                bot.kill()
+                bot.wait()
+        await server.stop(1)
+
+
+def _sample_request() -> pb.RefereeMessage:
+    """A DecisionRequest as the referee sends it: the first attack of a real game."""
+    from tacocat_arena.engine import DecisionKind, Game, build_view
+    from tacocat_arena.wire import KIND_TO_PB, ViewEncoder, default_action, write_legal
+
+    game = Game(DEFAULT_RULESET, 1)
+    while True:
+        seat = min(game.pending)
+        view = build_view(game, seat)
+        if view.kind is DecisionKind.ATTACK:
+            break
+        for pending in sorted(game.pending):
+            game.apply(pending, default_action(build_view(game, pending)))
+    message = pb.RefereeMessage(
+        decision_request=pb.DecisionRequest(
+            game_id="relay", kind=KIND_TO_PB[view.kind], time_left_ms=10_000
+        )
+    )
+    ViewEncoder(seat, message.decision_request.view).update(view)
+    write_legal(message.decision_request.legal, view, simultaneous=False, second=False)
+    return message
+
+
 def bench_referee(
     seconds: float = 5.0,
     games_at_once: int = 32,
     repeats: int = 3,
     progress: Callable[[int, RefereeRun], None] | None = None,
 ) -> RefereeFigures:
-    """Measure (a), (b) and (c) ``repeats`` times, interleaved, and keep the best of each.
+    """Measure (a), (b), (c) and (d) ``repeats`` times, interleaved, and keep the best of each.
 
     On a shared machine other work only ever slows a measurement down, so the best of a
     few interleaved runs is the closest to what the code itself costs (the practice of
@@ -251,7 +358,8 @@ def bench_referee(
             echo = measure_echo(seconds, os.path.join(folder, "port"))
         single = asyncio.run(measure_referee(seconds, 1))
         many = asyncio.run(measure_referee(seconds, games_at_once))
-        runs.append(RefereeRun(echo, single, many))
+        relay = asyncio.run(measure_relay(seconds))
+        runs.append(RefereeRun(echo, single, many, relay))
         if progress is not None:
             progress(index, runs[-1])
     return RefereeFigures(tuple(runs), games_at_once)

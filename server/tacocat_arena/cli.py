@@ -260,7 +260,7 @@ def bench_duplicate_command(pairs: int, seed: int, epsilon: float) -> None:
 )
 def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> None:
     """(a) bare gRPC echo round trips/s, (b) referee decisions/s with one game, (c) with many
-    games at once; prints (b)/(a) and (c)/(b)."""
+    games at once, (d) the ceiling of (b) (the stream handling alone); prints the ratios."""
     from tacocat_arena.bench_referee import RefereeRun, bench_referee
 
     if seconds <= 0 or repeats < 1 or games_at_once < 1:
@@ -269,7 +269,8 @@ def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> N
     def report(index: int, run: RefereeRun) -> None:
         click.echo(
             f"run {index + 1}/{repeats}: (a) {run.echo_round_trips_per_s:,.0f}  "
-            f"(b) {run.decisions_per_s:,.0f}  (c) {run.decisions_per_s_concurrent:,.0f}",
+            f"(b) {run.decisions_per_s:,.0f}  (c) {run.decisions_per_s_concurrent:,.0f}  "
+            f"(d) {run.relay_decisions_per_s:,.0f}",
             err=True,
         )
 
@@ -285,7 +286,15 @@ def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> N
         f"(c) referee, {games_at_once} games at once:          "
         f"{figures.decisions_per_s_concurrent:,.0f} decisions/s"
     )
+    click.echo(
+        f"(d) ceiling of (b): stream handling, no game: {figures.relay_decisions_per_s:,.0f} "
+        "decisions/s"
+    )
     click.echo(f"(b)/(a) = {figures.overhead_ratio:.2f}   (c)/(b) = {figures.scaling_ratio:.2f}")
+    click.echo(
+        f"(d)/(a) = {figures.relay_decisions_per_s / figures.echo_round_trips_per_s:.2f}   "
+        f"(b)/(d) = {figures.decisions_per_s / figures.relay_decisions_per_s:.2f}"
+    )
     if repeats > 1:
         click.echo(f"(best of {repeats} interleaved runs of {seconds:g} s each)")
 
