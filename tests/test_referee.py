@@ -8,13 +8,12 @@ the SDK bot used as a process is tests/bots/scripted_bot.py.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
+import arena_harness as h  # tests/bots (pytest pythonpath)
 import pytest
 
 from tacocat.v1 import arena_pb2 as pb
@@ -30,22 +29,6 @@ from tacocat_arena.engine import (
 from tacocat_arena.engine.types import Attack, Defend, Duel, Replace
 from tacocat_arena.referee import ClockSettings, FailurePolicy, RefereeSettings
 from tacocat_arena.wire import event_from_pb, ruleset_to_pb
-
-
-def _load_harness() -> Any:
-    name = "tacocat_test_arena_harness"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parent / "bots" / "arena_harness.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-h = _load_harness()
 
 FINISHED = (Termination.GOAL, Termination.ROUND_CAP)
 RAW_SETTINGS = RefereeSettings(clock=ClockSettings(decision_ms=5000))

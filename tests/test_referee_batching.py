@@ -5,30 +5,14 @@ handles each Action of a bot's ActionBatch exactly as if it had come alone."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
+
+import arena_harness as h  # tests/bots (pytest pythonpath)
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import DEFAULT_RULESET, Termination, replay
 from tacocat_arena.referee import ClockSettings, RefereeSettings
 
-
-def _load_harness() -> Any:
-    name = "tacocat_test_arena_harness"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parent / "bots" / "arena_harness.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-h = _load_harness()
 SETTINGS = RefereeSettings(clock=ClockSettings(decision_ms=5000))
 FINISHED = (Termination.GOAL, Termination.ROUND_CAP)
 

@@ -7,33 +7,15 @@ stream the referee must still serve: each test ends by playing with a legitimate
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
+import arena_harness as h  # tests/bots (pytest pythonpath)
 import grpc
 import pytest
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import DEFAULT_RULESET, Termination
 from tacocat_arena.referee import ClockSettings, RefereeSettings
-
-
-def _load_harness() -> Any:
-    name = "tacocat_test_arena_harness"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parent / "bots" / "arena_harness.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-h = _load_harness()
 
 SETTINGS = RefereeSettings(clock=ClockSettings(decision_ms=5000), handshake_timeout_s=0.5)
 FINISHED = (Termination.GOAL, Termination.ROUND_CAP)
