@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import (
@@ -255,16 +255,6 @@ def board_to_pb(ruleset: Ruleset, tacocat: int, covered: Sequence[bool]) -> pb.B
     )
 
 
-class _Unset(NamedTuple):
-    covered: tuple[bool, ...] = ()
-    hand: tuple[int, ...] = (-1,)
-    discards: tuple[int, ...] = (-1,)
-    current_attack: tuple[int, ...] = (-1,)
-
-
-_NO_VIEW: Any = _Unset()  # compares unequal to every real view's fields
-
-
 class ViewEncoder:
     """Keeps the protobuf SeatView of one seat of one game up to date, in place.
 
@@ -292,7 +282,7 @@ class ViewEncoder:
         self._converted = 0
         self._past = 0
         self._static_board = False
-        self._last = _NO_VIEW
+        self._last: SeatView | None = None  # the view last written
 
     def update(self, view: SeatView) -> pb.SeatView:
         """Bring ``message`` up to date with ``view`` (a later view of the same seat)."""
@@ -318,16 +308,16 @@ class ViewEncoder:
         # Repeated fields are rewritten only when they changed (comparing tuples is far
         # cheaper than rewriting a protobuf field).
         last = self._last
-        if view.covered is not last.covered:
+        if last is None or view.covered is not last.covered:
             del message.board.covered[:]
             message.board.covered.extend(view.covered[1:-1])
-        if view.hand != last.hand:
+        if last is None or view.hand != last.hand:
             del message.hand[:]
             message.hand.extend(view.hand)
-        if view.discards != last.discards:
+        if last is None or view.discards != last.discards:
             del message.discards[:]
             message.discards.extend(view.discards)
-        if view.current_attack != last.current_attack:
+        if last is None or view.current_attack != last.current_attack:
             del message.current_attack[:]
             message.current_attack.extend(view.current_attack)
         for result in view.past_rounds[self._past :]:
@@ -342,22 +332,9 @@ class ViewEncoder:
         self._last = view
         return message
 
-    def encode(self, view: SeatView) -> pb.SeatView:
-        """The whole view as a new protobuf SeatView (a copy: later updates leave it be)."""
-        copy = pb.SeatView()
-        copy.CopyFrom(self.update(view))
-        return copy
-
     def events(self, view: SeatView) -> list[pb.PublicEvent]:
         """This round's public events of ``view`` as protobuf messages."""
         return list(self.update(view).events)
-
-
-def legal_to_pb(view: SeatView, *, simultaneous: bool, second: bool) -> pb.LegalOptions:
-    """The legal options of ``view``'s pending decision (a new message)."""
-    message = pb.LegalOptions()
-    write_legal(message, view, simultaneous=simultaneous, second=second)
-    return message
 
 
 def write_legal(

@@ -117,7 +117,6 @@ class _Seat:
         self.encoder = ViewEncoder(seat, self.request.view, converted)
         self.decisions = 0
         self.think_ms = 0.0
-        self.request_id = 0  # the seat's latest DecisionRequest, quoted in its Errors
 
 
 @dataclass
@@ -249,7 +248,6 @@ async def _ask(
         request_id, future = session.open_request(seat.game_id)
     except SessionClosed as error:
         return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
-    seat.request_id = request_id
     second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
     request = seat.request
     request.request_id = request_id
@@ -319,7 +317,7 @@ async def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
         pb.RefereeMessage(
             error=pb.Error(
                 game_id=seat.game_id,
-                request_id=seat.request_id,
+                request_id=seat.request.request_id,  # the seat's latest request
                 code=failure.code,
                 rule_id=failure.rule,
                 message=failure.message,
