@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 import pytest
+from rules_support import snapshot  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import (
     DecisionKind,
@@ -15,19 +13,6 @@ from tacocat_arena.engine import (
     InvalidActionError,
     build_view,
 )
-
-
-def snapshot(game: Game) -> dict[str, Any]:
-    return copy.deepcopy(
-        {
-            "hands": tuple(game.hands),
-            "discards": game.discards,
-            "events": list(game.events),
-            "phase": game.phase,
-            "pending": game.pending,
-            "actions": list(game.actions),
-        }
-    )
 
 
 def duel_position(hand0: tuple[int, ...], hand1: tuple[int, ...]) -> Game:

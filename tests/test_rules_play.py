@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
+from rules_support import snapshot  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import (
     ActionError,
@@ -18,26 +18,6 @@ from tacocat_arena.engine import (
     InvalidActionError,
     build_view,
 )
-
-
-def snapshot(game: Game) -> dict[str, Any]:
-    """Everything an action may change (hands, events, pending, phase, ...)."""
-    return copy.deepcopy(
-        {
-            "hands": tuple(game.hands),
-            "discards": game.discards,
-            "events": list(game.events),
-            "phase": game.phase,
-            "pending": game.pending,
-            "attacker": game.attacker,
-            "attack": game.current_attack,
-            "actions": list(game.actions),
-            "round": game.round,
-            "tacocat": game.tacocat,
-            "covered": game.covered,
-            "views": [tuple(build_view(game, s)) for s in (0, 1)],
-        }
-    )
 
 
 def attack_position(hand0: tuple[int, ...], hand1: tuple[int, ...], attacker: int = 0) -> Game:
