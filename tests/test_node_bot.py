@@ -1,8 +1,10 @@
 """The JavaScript example bot (example_bots/node) plays real games over gRPC.
 
-Needs Node.js on PATH and the bot's dependencies installed (``npm ci`` in example_bots/node);
-skipped otherwise. The bot runs as a subprocess exactly as a tournament would start it, with
-TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and TACOCAT_ARENA_BOT in its environment.
+Needs Node.js and npm on PATH; skipped, with the reason, otherwise.  The bot's dependencies
+are installed here (``npm ci`` in example_bots/node, from its package-lock.json) when they are
+missing, so the README's test command needs no set-up of its own.  The bot runs as a subprocess
+exactly as a tournament would start it, with TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and
+TACOCAT_ARENA_BOT in its environment.
 """
 
 from __future__ import annotations
@@ -29,18 +31,31 @@ NODE_PATH = shutil.which("node")
 NODE = NODE_PATH or "node"
 
 
-def _skip_reason() -> str | None:
-    if NODE_PATH is None:
-        return "node is not on PATH (install Node.js 18+ to test example_bots/node)"
-    if not (NODE_DIR / "node_modules").is_dir():
-        return "example_bots/node/node_modules is missing (run `npm ci` in example_bots/node)"
-    return None
+NPM = shutil.which("npm")
 
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or ""),
-]
+@pytest.fixture(scope="module", autouse=True)
+def node_bot_dependencies() -> None:
+    """Skip without Node.js; install the bot's locked dependencies once if they are missing."""
+    if NODE_PATH is None or NPM is None:
+        pytest.skip("node or npm is not on PATH (install Node.js 18+ to test example_bots/node)")
+    if (NODE_DIR / "node_modules").is_dir():
+        return
+    try:
+        subprocess.run(
+            [NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=NODE_DIR,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    except subprocess.CalledProcessError as error:
+        pytest.skip(f"`npm ci` in example_bots/node failed: {error.stderr.decode()[-500:]}")
+    except subprocess.TimeoutExpired:
+        pytest.skip("`npm ci` in example_bots/node took over 10 minutes")
+
+
+pytestmark = [pytest.mark.slow]
 
 NORMAL_ENDINGS = (Termination.GOAL, Termination.ROUND_CAP)
 
