@@ -33,7 +33,7 @@ from tacocat_arena.engine import (
     build_view,
     enumerate_defences,
 )
-from tacocat_arena.policies import GreedyPolicy
+from tacocat_arena.play.policies import GreedyPolicy
 from tacocat_bot import Bot, run
 
 GREEDY = GreedyPolicy()

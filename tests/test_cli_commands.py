@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from tacocat_arena.cli import main
 from tacocat_arena.engine import to_record
-from tacocat_arena.local import play_game
-from tacocat_arena.policies import GreedyPolicy, RandomPolicy
+from tacocat_arena.play.local import play_game
+from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
 
 
 def write_games(path: Path) -> dict[str, object]:

@@ -31,7 +31,7 @@ from tacocat_arena.engine import (
     sample_defence,
     to_record,
 )
-from tacocat_arena.policies import GreedyPolicy, RandomPolicy
+from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HIDDEN_KEYS = {"hands", "draw_pile", "seed"}
@@ -145,7 +145,7 @@ def test_random_play_invariants(
 @given(seed=seeds, r0=rng_seeds, r1=rng_seeds, k0=kinds, k1=kinds)
 def test_same_seed_and_actions_give_same_log(seed: int, r0: int, r1: int, k0: str, k1: str) -> None:
     """Determinism: identical (seed, policies' rng seeds) give identical actions and events."""
-    from tacocat_arena.local import play_game
+    from tacocat_arena.play.local import play_game
 
     first = play_game([make_policy(k0, r0), make_policy(k1, r1)], seed=seed)
     second = play_game([make_policy(k0, r0), make_policy(k1, r1)], seed=seed)
@@ -161,7 +161,7 @@ def test_seat_swapped_games_get_the_same_deal_per_round(
 ) -> None:
     """S2/M4 fairness: round r's deck depends only on (seed, r): with the policies swapped,
     every round played on the same space deals each seat the same cards."""
-    from tacocat_arena.local import play_game
+    from tacocat_arena.play.local import play_game
 
     a = play_game([make_policy(k0, r0), make_policy(k1, r1)], seed=seed)
     b = play_game([make_policy(k1, r1), make_policy(k0, r0)], seed=seed)
@@ -209,7 +209,7 @@ def test_records_replay_and_tampering_is_detected(
     seed: int, r0: int, r1: int, k0: str, k1: str, data: st.DataObject
 ) -> None:
     """Records: replay(to_record(game)) succeeds; any changed action or event raises."""
-    from tacocat_arena.local import play_game
+    from tacocat_arena.play.local import play_game
 
     game = play_game([make_policy(k0, r0), make_policy(k1, r1)], seed=seed)
     record = to_record(game)

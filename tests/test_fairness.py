@@ -8,7 +8,7 @@ import random
 import pytest
 
 from tacocat_arena.engine import Game, build_view
-from tacocat_arena.policies import GreedyPolicy
+from tacocat_arena.play.policies import GreedyPolicy
 from tacocat_arena.tournament.fairness import (
     EpsilonGreedyPolicy,
     FairnessReport,

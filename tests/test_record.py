@@ -18,8 +18,8 @@ from tacocat_arena.engine import (
     replay,
     to_record,
 )
-from tacocat_arena.local import play_game
-from tacocat_arena.policies import GreedyPolicy, RandomPolicy
+from tacocat_arena.play.local import play_game
+from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
 
 
 def finished(seed: int, ruleset: Ruleset | None = None) -> Game:

@@ -28,7 +28,7 @@ from tacocat_arena.engine import (
 )
 from tacocat_arena.engine.types import Attack, Defend, Duel, Replace
 from tacocat_arena.referee import ClockSettings, FailurePolicy, RefereeSettings
-from tacocat_arena.wire import event_from_pb, ruleset_to_pb
+from tacocat_arena.protocol.wire import event_from_pb, ruleset_to_pb
 
 FINISHED = (Termination.GOAL, Termination.ROUND_CAP)
 RAW_SETTINGS = RefereeSettings(clock=ClockSettings(decision_ms=5000))

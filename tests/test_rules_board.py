@@ -19,8 +19,8 @@ from tacocat_arena.engine import (
     TieRule,
     round_deck,
 )
-from tacocat_arena.local import play_game
-from tacocat_arena.policies import GreedyPolicy, RandomPolicy
+from tacocat_arena.play.local import play_game
+from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
 
 GOAL_0, GOAL_1 = 0, DEFAULT_RULESET.spaces + 1
 

@@ -15,7 +15,7 @@ from tacocat_arena.engine import (
     Replace,
     build_view,
 )
-from tacocat_arena.policies import RandomPolicy
+from tacocat_arena.play.policies import RandomPolicy
 
 HIDDEN_KEYS = {"hands", "draw_pile", "seed"}
 

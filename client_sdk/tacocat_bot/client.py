@@ -22,7 +22,7 @@ import grpc
 from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena.engine import Ruleset
-from tacocat_arena.wire import (
+from tacocat_arena.protocol.wire import (
     KIND_FROM_PB,
     PROTOCOL_VERSION,
     action_to_pb,

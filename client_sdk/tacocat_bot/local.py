@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
-from tacocat_arena.local import play_game
+from tacocat_arena.play.local import play_game
 from tacocat_bot.bot import Bot
 
 

@@ -220,7 +220,7 @@ def bench_engine_command(games: int, seed: int) -> None:
     Every action is fully validated by the engine; a decision is one action of one seat.
     Rates are per CPU second of this process, i.e. of one core.
     """
-    from tacocat_arena.bench import bench_engine
+    from tacocat_arena.bench.engine import bench_engine
 
     if games < 1:
         raise click.BadParameter("must be at least 1", param_hint="--games")
@@ -261,7 +261,7 @@ def bench_duplicate_command(pairs: int, seed: int, epsilon: float) -> None:
 def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> None:
     """(a) bare gRPC echo round trips/s, (b) referee decisions/s with one game, (c) with many
     games at once, (d) the ceiling of (b) (the stream handling alone); prints the ratios."""
-    from tacocat_arena.bench_referee import RefereeRun, bench_referee
+    from tacocat_arena.bench.referee import RefereeRun, bench_referee
 
     if seconds <= 0 or repeats < 1 or games_at_once < 1:
         raise click.UsageError("--seconds must be > 0, --repeats and --games-at-once >= 1")

@@ -24,9 +24,9 @@ import grpc
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import DecisionKind, Ruleset
-from tacocat_arena.policies import RandomPolicy
+from tacocat_arena.play.policies import RandomPolicy
 from tacocat_arena.referee import Referee, RefereeSettings, start_server
-from tacocat_arena.wire import (
+from tacocat_arena.protocol.wire import (
     KIND_FROM_PB,
     PROTOCOL_VERSION,
     action_to_pb,

@@ -30,7 +30,7 @@ from tacocat_arena.engine import (
 )
 from tacocat_arena.referee.session import BotSession, SessionClosed
 from tacocat_arena.referee.settings import FailurePolicy, RefereeSettings
-from tacocat_arena.wire import (
+from tacocat_arena.protocol.wire import (
     KIND_TO_PB,
     TERMINATION_TO_PB,
     MalformedAction,

@@ -27,7 +27,7 @@ from tacocat_arena.engine import Ruleset, Termination
 from tacocat_arena.referee.match import FAILURE_POLICY_PB, GameReport, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
-from tacocat_arena.wire import PROTOCOL_VERSION
+from tacocat_arena.protocol.wire import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Arena"].full_name

@@ -23,7 +23,7 @@ from rich.progress import (
 )
 
 from tacocat_arena.engine import RecordError, replay
-from tacocat_arena.narrate import narrate
+from tacocat_arena.play.narrate import narrate
 from tacocat_arena.tournament.bots import BotStartError
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,

@@ -36,8 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tacocat_arena.engine import Action, SeatView
-from tacocat_arena.local import play_game
-from tacocat_arena.policies import GreedyPolicy, Policy, RandomPolicy
+from tacocat_arena.play.local import play_game
+from tacocat_arena.play.policies import GreedyPolicy, Policy, RandomPolicy
 
 DEFAULT_EPSILON = 0.02
 _Z95 = 1.959963984540054

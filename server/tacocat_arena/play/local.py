@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset, build_view
-from tacocat_arena.policies import Policy
+from tacocat_arena.play.policies import Policy
 
 
 def play_game(

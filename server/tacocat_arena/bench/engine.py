@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass
 
 from tacocat_arena.engine import DEFAULT_RULESET, Ruleset
-from tacocat_arena.local import play_game
-from tacocat_arena.policies import RandomPolicy
+from tacocat_arena.play.local import play_game
+from tacocat_arena.play.policies import RandomPolicy
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ scale), from the best of a few interleaved runs.  The echo client and the trivia
 written alike (grpc.aio, one stream, answer each message as it arrives), so the ratio compares
 like with like.
 
-The worker roles run as ``python -m tacocat_arena.bench_referee ROLE ...``.
+The worker roles run as ``python -m tacocat_arena.bench.referee ROLE ...``.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def _first_legal(request: pb.DecisionRequest) -> pb.Action:
 # -- the driver --------------------------------------------------------------------------
 def _spawn(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tacocat_arena.bench_referee", *args],
+        [sys.executable, "-m", "tacocat_arena.bench.referee", *args],
         stdout=subprocess.PIPE,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )
@@ -318,7 +318,7 @@ async def measure_relay(seconds: float) -> float:
 def _sample_request() -> pb.RefereeMessage:
     """A DecisionRequest as the referee sends it: the first attack of a real game."""
     from tacocat_arena.engine import DecisionKind, Game, build_view
-    from tacocat_arena.wire import KIND_TO_PB, ViewEncoder, default_action, write_legal
+    from tacocat_arena.protocol.wire import KIND_TO_PB, ViewEncoder, default_action, write_legal
 
     game = Game(DEFAULT_RULESET, 1)
     while True:

@@ -1,0 +1,1 @@
+"""Benchmarks behind ``tacocat-arena bench``: each prints figures, none asserts a time."""
