@@ -1,0 +1,44 @@
+"""The shared browser fixture notices what the page tests rely on it to notice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser_support import browser, browser_page, file_url, is_local_url  # noqa: F401
+
+pytestmark = pytest.mark.slow
+
+
+def test_local_urls_are_files_data_and_loopback() -> None:
+    assert is_local_url("file:///tmp/report.html")
+    assert is_local_url("data:text/plain,hi")
+    assert is_local_url("http://127.0.0.1:8080/live")
+    assert not is_local_url("https://cdn.example.org/lib.js")
+
+
+def test_a_clean_page_passes(browser_page, tmp_path: Path) -> None:  # noqa: F811
+    page = tmp_path / "clean.html"
+    page.write_text("<!doctype html><title>ok</title><p id=x>hello</p>", encoding="utf-8")
+    browser_page.page.goto(file_url(page))
+    assert browser_page.page.text_content("#x") == "hello"
+    browser_page.assert_clean()
+    shot = browser_page.screenshot(tmp_path / "clean.png")
+    assert shot.stat().st_size > 0
+
+
+def test_console_errors_exceptions_and_network_are_caught(browser_page, tmp_path: Path) -> None:  # noqa: F811
+    page = tmp_path / "dirty.html"
+    page.write_text(
+        "<!doctype html><title>bad</title>"
+        '<script src="https://cdn.example.org/lib.js"></script>'
+        "<script>console.error('boom'); undefinedFunction();</script>",
+        encoding="utf-8",
+    )
+    browser_page.page.goto(file_url(page))
+    problems = browser_page.problems()
+    assert any("console error: boom" in p for p in problems), problems
+    assert any("undefinedFunction" in p for p in browser_page.page_errors), problems
+    assert browser_page.network_requests == ["https://cdn.example.org/lib.js"]
+    with pytest.raises(AssertionError):
+        browser_page.assert_clean()
