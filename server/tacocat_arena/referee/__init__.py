@@ -1,7 +1,13 @@
 """The gRPC referee: protocol <-> engine, clocks, connections and identities."""
 
 from tacocat_arena.referee.match import GameReport, play_game
-from tacocat_arena.referee.server import ArenaServicer, Referee, start_server
+from tacocat_arena.referee.server import (
+    ArenaServicer,
+    ListenError,
+    Referee,
+    bind_port,
+    start_server,
+)
 from tacocat_arena.referee.session import BotSession, SessionClosed
 from tacocat_arena.referee.settings import (
     DEFAULT_GRACE_MS,
@@ -17,9 +23,11 @@ __all__ = [
     "ClockSettings",
     "FailurePolicy",
     "GameReport",
+    "ListenError",
     "Referee",
     "RefereeSettings",
     "SessionClosed",
+    "bind_port",
     "play_game",
     "start_server",
 ]

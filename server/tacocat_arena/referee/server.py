@@ -261,6 +261,30 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             await self.referee.unregister(session)
 
 
+class ListenError(OSError):
+    """The referee cannot listen where it was asked to; the message names the address."""
+
+
+def bind_port(server: grpc.aio.Server, host: str, port: int) -> int:
+    """Bind ``server`` to ``host:port`` and return the port bound (0 picks a free one).
+
+    grpc reports a failure as a bare ``RuntimeError`` ("Failed to bind") or a 0 port; this
+    turns both into a ``ListenError`` that says what to do, for the CLI to show as it is.
+    """
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        bound = server.add_insecure_port(address)
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        raise ListenError(
+            f"cannot listen on {address}: the port is already in use (another referee?) or "
+            f"{host} is not an address of this machine; choose another --port (0 picks a "
+            "free one) or stop the program that holds it"
+        )
+    return bound
+
+
 def _bearer_token(context: grpc.aio.ServicerContext) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
@@ -280,6 +304,9 @@ async def start_server(
             ("grpc.keepalive_timeout_ms", 10_000),
             ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
             ("grpc.keepalive_permit_without_calls", 1),
+            # Without this, a second referee on the same port would bind too and take half
+            # of the connections instead of failing.
+            ("grpc.so_reuseport", 0),
         ]
     )
     arena_pb2_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
@@ -288,9 +315,7 @@ async def start_server(
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    bound = server.add_insecure_port(f"{host}:{port}")
-    if bound == 0:
-        raise OSError(f"cannot listen on {host}:{port}: the address is in use or not local")
+    bound = bind_port(server, host, port)
     await server.start()
     for service in ("", SERVICE_NAME):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)

@@ -24,6 +24,7 @@ from rich.progress import (
 
 from tacocat_arena.engine import RecordError, replay
 from tacocat_arena.play.narrate import narrate
+from tacocat_arena.referee import ListenError
 from tacocat_arena.tournament.bots import BotStartError
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
@@ -75,7 +76,7 @@ def run_command(
     outcome: TournamentRun | None = None
     try:
         outcome = _run_with_progress(config, store, console, quiet, serve_at, tokens)
-    except BotStartError as error:
+    except (BotStartError, ListenError) as error:
         store.close()
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
