@@ -59,3 +59,57 @@ def test_a_second_referee_on_the_same_port_is_refused_not_sharing_it() -> None:
             await first.stop(None)
 
     asyncio.run(scenario())
+
+
+# -- point 10: config messages name the key, the entry and the file ------------------------
+BOTS_TOML = '[[bots]]\nname = "a"\ncommand = "builtin:random"\n\n[[bots]]\nname = "b"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "message"),
+    [
+        (
+            BOTS_TOML + 'command = "builtin:greedy"\noptions = "--fast"\n',
+            [],
+            "tournament.toml: [[bots]] entry 'b': unknown key 'options'; a bot has name and "
+            "command",
+        ),
+        (
+            "games = 2.0\n" + BOTS_TOML + 'command = "builtin:greedy"\n',
+            [],
+            "tournament.toml: games must be a whole number written without a decimal point "
+            "(e.g. games = 2), got 2.0",
+        ),
+        (
+            BOTS_TOML
+            + 'command = "builtin:greedy"\n[ruleset]\nhand_sizes = [1, 3, 4, 5, 4, 3, 2]\n',
+            [],
+            "tournament.toml [ruleset] hand_sizes[0] (space 1): must be >= 2",
+        ),
+        (
+            "move_timeout = -1\n" + BOTS_TOML + 'command = "builtin:greedy"\n',
+            [],
+            "tournament.toml: move_timeout: must be",
+        ),
+        (
+            BOTS_TOML + 'command = "builtin:greedy"\n',
+            ["--time-bank", "-2"],
+            "time_bank: must be >= 0 seconds, got -2.0 (from --time-bank)",
+        ),
+        (
+            BOTS_TOML + 'command = "builtin:genius"\n',
+            [],
+            "tournament.toml: bot 'b': unknown 'builtin:genius'",
+        ),
+    ],
+    ids=["extra-bot-key", "float-games", "hand-sizes-from-0", "negative-timeout", "flag", "bot"],
+)
+def test_config_errors_name_the_file_the_key_and_the_entry(
+    tmp_path: Path, text: str, args: list[object], message: str
+) -> None:
+    (tmp_path / "tournament.toml").write_text('out = "out"\n' + text)
+    done = arena("run", "tournament.toml", "--quiet", *args, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert message in " ".join(done.stderr.split()), done.stderr
+    assert not (tmp_path / "out").exists()

@@ -193,8 +193,8 @@ def test_no_config_is_the_demo() -> None:
     ("text", "message"),
     [
         ("games = 3\n" + TWO_BOTS, "games: must be an even number"),
-        ("games = '4'\n" + TWO_BOTS, "games must be int"),
-        ("games = true\n" + TWO_BOTS, "games must be int"),
+        ("games = '4'\n" + TWO_BOTS, "games must be an integer"),
+        ("games = true\n" + TWO_BOTS, "games must be an integer"),
         ("move_timeout = 'fast'\n" + TWO_BOTS, "move_timeout must be a number"),
         ("move_timeout = 0\n" + TWO_BOTS, "move_timeout: must be in (0, 3600]"),
         ("time_bank = -1\n" + TWO_BOTS, "time_bank: must be >= 0"),
@@ -208,7 +208,10 @@ def test_no_config_is_the_demo() -> None:
         (TWO_BOTS + "\n[ruleset]\nmax_rounds = 0\n", "[ruleset] max_rounds"),
         (TWO_BOTS + "\n[ruleset]\ncolour = 'red'\n", "colour: unknown ruleset field"),
         (TWO_BOTS + '\n[[bots]]\nname = "a"\ncommand = "builtin:greedy"\n', "repeated: a"),
-        (TWO_BOTS + '\n[[bots]]\nname = "c"\ncommand = "x"\nlevel = 3\n', "each [[bots]] entry"),
+        (
+            TWO_BOTS + '\n[[bots]]\nname = "c"\ncommand = "x"\nlevel = 3\n',
+            "entry 'c': unknown key 'level'",
+        ),
         (TWO_BOTS + '\n[[bots]]\nname = "c d"\ncommand = "x"\n', "bot name 'c d'"),
         (TWO_BOTS + '\n[[bots]]\nname = "c"\ncommand = ""\n', "the command is empty"),
         (TWO_BOTS + '\n[[bots]]\nname = "c"\ncommand = "x \'y"\n', "cannot parse command"),

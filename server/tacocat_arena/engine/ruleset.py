@@ -136,24 +136,28 @@ class Ruleset:
                 f"hand_sizes: needs an odd number of spaces so there is a centre (S1); "
                 f"got {self.spaces}"
             )
-        for index, size in enumerate(self.hand_sizes, start=1):
+        # Indexes count from 0 as in TOML and Python; the space each one describes is named
+        # too, since board positions count from 1.
+        for index, size in enumerate(self.hand_sizes):
+            where = f"hand_sizes[{index}] (space {index + 1})"
             if not isinstance(size, int) or isinstance(size, bool):
-                raise RulesetError(f"hand_sizes[{index}]: must be an integer, got {size!r}")
+                raise RulesetError(f"{where}: must be an integer, got {size!r}")
             if size < 2:
-                raise RulesetError(f"hand_sizes[{index}]: must be >= 2 (C3), got {size}")
+                raise RulesetError(f"{where}: must be >= 2 (C3), got {size}")
             if 4 * size > self.deck_size:
                 raise RulesetError(
-                    f"hand_sizes[{index}]: 4 x {size} exceeds the deck of {self.deck_size} "
+                    f"{where}: 4 x {size} exceeds the deck of {self.deck_size} "
                     "cards; deal plus full replacement could exhaust the draw pile (C3)"
                 )
         if len(self.arrows) != self.spaces:
             raise RulesetError(
                 f"arrows: needs one entry per space ({self.spaces}), got {len(self.arrows)}"
             )
-        for index, seats in enumerate(self.arrows, start=1):
+        for index, seats in enumerate(self.arrows):
             if not seats or not seats <= {SEAT_0, SEAT_1}:
                 raise RulesetError(
-                    f"arrows[{index}]: must name seat 0, seat 1 or both, got {sorted(seats)}"
+                    f"arrows[{index}] (space {index + 1}): must name seat 0, seat 1 or both, "
+                    f"got {sorted(seats)}"
                 )
         if not isinstance(self.tie_rule, TieRule):
             raise RulesetError(f"tie_rule: must be a TieRule, got {self.tie_rule!r}")

@@ -35,7 +35,15 @@ _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 
 
 class ConfigError(ValueError):
-    """A tournament config or flag is invalid; the message says which and how to fix it."""
+    """A tournament config or flag is invalid; the message says which and how to fix it.
+
+    ``key`` is the config key at fault, when there is one: ``load_config`` uses it to say
+    whether the value came from the file (naming it) or from a command-line option.
+    """
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -113,39 +121,55 @@ class TournamentConfig:
         if len(self.bots) < 2:
             raise ConfigError(
                 "a tournament needs at least two bots: add them under [[bots]] in the config "
-                "or with --bot NAME=COMMAND"
+                "or with --bot NAME=COMMAND",
+                key="bots",
             )
         names = [b.name for b in self.bots]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ConfigError(f"bot names must be unique; repeated: {', '.join(duplicates)}")
+            raise ConfigError(
+                f"bot names must be unique; repeated: {', '.join(duplicates)}", key="bots"
+            )
         seen: dict[str, tuple[str, str]] = {}  # game ids join the seats' names with '-'
         for pair in ((a, b) for a in names for b in names if a != b):
             other = seen.setdefault("-".join(pair), pair)
             if other != pair:  # e.g. "a-b" + "c" and "a" + "b-c"
                 raise ConfigError(
                     f"bots {pair[0]!r} and {pair[1]!r} would share game ids with {other[0]!r} "
-                    f"and {other[1]!r} (ids join the names with '-'): rename one of them"
+                    f"and {other[1]!r} (ids join the names with '-'): rename one of them",
+                    key="bots",
                 )
         if self.games_per_pairing < 2 or self.games_per_pairing % 2:
             raise ConfigError(
                 f"games: must be an even number >= 2 (each deal is played twice, seats "
-                f"swapped); got {self.games_per_pairing}"
+                f"swapped); got {self.games_per_pairing}",
+                key="games",
             )
         if not 0 <= self.seed < 2**63:
-            raise ConfigError(f"seed: must be an integer in [0, 2**63), got {self.seed}")
+            raise ConfigError(
+                f"seed: must be an integer in [0, 2**63), got {self.seed}", key="seed"
+            )
         if self.concurrency < 1:
-            raise ConfigError(f"concurrency: must be >= 1, got {self.concurrency}")
+            raise ConfigError(
+                f"concurrency: must be >= 1, got {self.concurrency}", key="concurrency"
+            )
         if not 0 < self.move_timeout_s <= 3600:
             raise ConfigError(
-                f"move_timeout: must be in (0, 3600] seconds, got {self.move_timeout_s}"
+                f"move_timeout: must be in (0, 3600] seconds, got {self.move_timeout_s}",
+                key="move_timeout",
             )
         if self.time_bank_s < 0:
-            raise ConfigError(f"time_bank: must be >= 0 seconds, got {self.time_bank_s}")
+            raise ConfigError(
+                f"time_bank: must be >= 0 seconds, got {self.time_bank_s}", key="time_bank"
+            )
         if self.grace_ms < 0:
-            raise ConfigError(f"grace_ms: must be >= 0 milliseconds, got {self.grace_ms}")
+            raise ConfigError(
+                f"grace_ms: must be >= 0 milliseconds, got {self.grace_ms}", key="grace_ms"
+            )
         if self.max_restarts < 0:
-            raise ConfigError(f"max_restarts: must be >= 0, got {self.max_restarts}")
+            raise ConfigError(
+                f"max_restarts: must be >= 0, got {self.max_restarts}", key="max_restarts"
+            )
 
     @property
     def referee_settings(self) -> RefereeSettings:
@@ -233,7 +257,12 @@ def load_config(
         raise ConfigError(
             f"{source}: unknown key {unknown[0]!r}; known keys are {', '.join(sorted(_KEYS))}"
         )
-    bots = [_bot_from_toml(entry, source, external_ok) for entry in data.get("bots", [])]
+    entries = data.get("bots", [])
+    if not isinstance(entries, list):
+        raise ConfigError(f"{source}: bots must be a list of [[bots]] tables")
+    bots = [
+        _bot_from_toml(entry, index, source, external_ok) for index, entry in enumerate(entries)
+    ]
     if extra_bots:
         bots = [BotSpec.parse(text, external_ok=external_ok) for text in extra_bots]
     if not isinstance(data.get("ruleset", {}), Mapping):
@@ -269,7 +298,34 @@ def load_config(
     for key, value in overrides.items():
         if value is not None:
             fields[key] = value
-    return TournamentConfig(**fields)
+    try:
+        return TournamentConfig(**fields)
+    except ConfigError as error:
+        raise ConfigError(
+            _where(error, source, overrides, bool(extra_bots)), key=error.key
+        ) from None
+
+
+#: Config keys that a command-line option can set: the option and the field it overrides.
+_OPTIONS = {
+    "games": ("--games", "games_per_pairing"),
+    "seed": ("--seed", "seed"),
+    "concurrency": ("--concurrency", "concurrency"),
+    "move_timeout": ("--move-timeout", "move_timeout_s"),
+    "time_bank": ("--time-bank", "time_bank_s"),
+}
+
+
+def _where(
+    error: ConfigError, source: str, overrides: Mapping[str, Any], bots_from_flags: bool
+) -> str:
+    """``error``'s message with where the bad value came from: an option, or the file."""
+    option, field_name = _OPTIONS.get(error.key or "", ("", ""))
+    if option and overrides.get(field_name) is not None:
+        return f"{error} (from {option})"
+    if error.key == "bots" and bots_from_flags:
+        return f"{error} (from --bot)"
+    return f"{source}: {error}"
 
 
 def with_out(config: TournamentConfig, out: Path) -> TournamentConfig:
@@ -280,16 +336,41 @@ def with_out(config: TournamentConfig, out: Path) -> TournamentConfig:
 def _typed(data: Mapping[str, Any], key: str, kind: Any, default: Any, source: str) -> Any:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, kind):
-        expected = kind.__name__ if isinstance(kind, type) else "a number"
+        if kind is int and isinstance(value, float):
+            # TOML tells 2 from 2.0; a user who wrote the latter meant the former.
+            hint = f"{key} = {int(value)}" if value.is_integer() else f"{key} = 10"
+            raise ConfigError(
+                f"{source}: {key} must be a whole number written without a decimal point "
+                f"(e.g. {hint}), got {value!r}"
+            )
+        expected = {int: "an integer", str: "a string"}.get(kind, "a number")
         raise ConfigError(f"{source}: {key} must be {expected}, got {value!r}")
     return value
 
 
-def _bot_from_toml(entry: Any, source: str, external_ok: bool) -> BotSpec:
-    if not isinstance(entry, Mapping) or set(entry) - {"name", "command"}:
+#: The keys of a ``[[bots]]`` entry.
+_BOT_KEYS = ("name", "command")
+
+
+def _bot_from_toml(entry: Any, index: int, source: str, external_ok: bool) -> BotSpec:
+    """The ``index``-th ``[[bots]]`` entry (from 0), every error naming the file and entry."""
+    if not isinstance(entry, Mapping):
         raise ConfigError(
-            f'{source}: each [[bots]] entry needs exactly name = "..." and command = "..."'
+            f'{source}: bots[{index}] must be a [[bots]] table with name = "..." and '
+            'command = "..."'
         )
-    return BotSpec.checked(
-        str(entry.get("name", "")), str(entry.get("command", "")), external_ok=external_ok
-    )
+    label = f"[[bots]] entry {entry['name']!r}" if "name" in entry else f"bots[{index}]"
+    unknown = sorted(set(entry) - set(_BOT_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{source}: {label}: unknown key {unknown[0]!r}; a bot has {' and '.join(_BOT_KEYS)}"
+        )
+    for key in _BOT_KEYS:
+        if not isinstance(entry.get(key, ""), str):
+            raise ConfigError(f"{source}: {label}: {key} must be a string, got {entry[key]!r}")
+    try:
+        return BotSpec.checked(
+            entry.get("name", ""), entry.get("command", ""), external_ok=external_ok
+        )
+    except ConfigError as error:
+        raise ConfigError(f"{source}: {error}") from None
