@@ -113,3 +113,30 @@ def test_config_errors_name_the_file_the_key_and_the_entry(
     assert "Traceback" not in done.stderr
     assert message in " ".join(done.stderr.split()), done.stderr
     assert not (tmp_path / "out").exists()
+
+
+# -- point 9: a refused command leaves nothing behind ---------------------------------------
+def test_play_with_an_unknown_bot_fails_before_any_progress_or_folder(tmp_path: Path) -> None:
+    done = arena("play", "random", "nosuch", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "'nosuch' is neither an example bot (random, greedy, search)" in done.stderr
+    assert "games" not in done.stdout and "Tournament" not in done.stdout  # no progress bar
+    assert list(tmp_path.iterdir()) == []  # no tacocat-results/matches/<ts>/
+
+
+def test_run_with_a_missing_command_fails_before_writing_anything(tmp_path: Path) -> None:
+    done = arena(
+        "run",
+        "--bot",
+        "a=builtin:random",
+        "--bot",
+        "b=nosuch-bot --fast",
+        "--out",
+        "out",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    assert "bot 'b': command not found: 'nosuch-bot'" in done.stderr
+    assert done.stdout == ""
+    assert list(tmp_path.iterdir()) == []

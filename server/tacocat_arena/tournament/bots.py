@@ -25,6 +25,21 @@ class BotStartError(RuntimeError):
     """A bot could not be started or did not connect; the message says why."""
 
 
+def check_command(spec: BotSpec, cwd: Path) -> None:
+    """BotStartError unless ``spec``'s program can be found (on PATH or in ``cwd``).
+
+    Called before anything is written, so that a typo fails with nothing left behind.
+    """
+    argv = spec.argv()
+    if not argv or argv[0] in ("python", "python3"):
+        return  # run with this Python (BotProcess.argv)
+    if shutil.which(argv[0], path=os.environ.get("PATH")) is None and not (cwd / argv[0]).exists():
+        raise BotStartError(
+            f"bot {spec.name!r}: command not found: {argv[0]!r} (from {spec.command!r}); "
+            "check the command and your PATH"
+        )
+
+
 class BotProcess:
     """One bot's process, across restarts."""
 
@@ -55,14 +70,7 @@ class BotProcess:
     async def start(self) -> None:
         """Start the process (its output goes to the log file)."""
         argv = self.argv()
-        if (
-            shutil.which(argv[0], path=os.environ.get("PATH")) is None
-            and not (self.cwd / argv[0]).exists()
-        ):
-            raise BotStartError(
-                f"bot {self.spec.name!r}: command not found: {argv[0]!r} (from "
-                f"{self.spec.command!r}); check the command and your PATH"
-            )
+        check_command(self.spec, self.cwd)
         env = dict(
             os.environ,
             TACOCAT_ARENA_ADDRESS=self.address,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import shutil
 import time
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,7 +26,7 @@ from rich.progress import (
 from tacocat_arena.engine import RecordError, replay
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
-from tacocat_arena.tournament.bots import BotStartError
+from tacocat_arena.tournament.bots import BotStartError, check_command
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
     ConfigError,
@@ -61,6 +62,12 @@ def run_command(
             raise click.ClickException(
                 f'no token for {", ".join(missing)}: add name = "token" lines to --tokens'
             )
+    try:
+        for bot in config.bots:
+            if not bot.is_external:
+                check_command(bot, config.base_dir)
+    except BotStartError as error:
+        raise click.ClickException(str(error)) from None
     try:
         store = TournamentStore(config.out)
         store.claim(config.fingerprint(), resume=resume)
@@ -176,7 +183,17 @@ def match_bots(first: str, second: str) -> list[str]:
         if command.startswith("builtin:"):
             name = command.removeprefix("builtin:")
         else:
-            words = shlex.split(command) or [f"bot{index}"]
+            try:
+                words = shlex.split(command)
+            except ValueError as error:
+                raise click.ClickException(f"cannot parse {text!r}: {error}") from None
+            if len(words) == 1 and shutil.which(words[0]) is None and not Path(words[0]).exists():
+                builtins = ", ".join(BUILTIN_BOTS)
+                raise click.ClickException(
+                    f"{'AB'[index]} = {text!r} is neither an example bot ({builtins}) nor a "
+                    'command found on your PATH; give a command such as "python my_bot.py"'
+                )
+            words = words or [f"bot{index}"]
             name = Path(words[-1]).stem or f"bot{index}"
         specs.append([name, command])
     if specs[0][0] == specs[1][0]:
