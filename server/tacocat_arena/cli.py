@@ -127,14 +127,23 @@ def play(
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
-def replay(file: Path, game_id: str | None) -> None:
-    """A readable turn-by-turn account of a recorded game.
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the game's replay page (one self-contained HTML file) here instead.",
+)
+def replay(file: Path, game_id: str | None, html_out: Path | None) -> None:
+    """A readable turn-by-turn account of a recorded game, or its replay page (--html).
 
     FILE is a tournament's games.jsonl or one game record (JSON).  The record is re-verified
     against the rules first.
     """
-    from tacocat_arena.tournament.cli import replay_command
+    from tacocat_arena.tournament.cli import replay_command, replay_html_command
 
+    if html_out is not None:
+        click.echo(replay_html_command(file, game_id, html_out))
+        return
     for line in replay_command(file, game_id):
         click.echo(line)
 

@@ -18,67 +18,74 @@ def narrate(
     record: Mapping[str, Any], names: Sequence[str] = ("seat 0", "seat 1")
 ) -> Iterator[str]:
     """Yield the lines of the account of one game record."""
+    for event in record.get("events", []):
+        yield from describe_event(event, names)
+
+
+def describe_event(
+    event: Mapping[str, Any], names: Sequence[str] = ("seat 0", "seat 1")
+) -> Iterator[str]:
+    """Yield the lines that tell one full event in words (the replay page shows them too)."""
 
     def who(seat: int | None) -> str:
         return "nobody" if seat is None else f"{names[seat]}"
 
-    for event in record.get("events", []):
-        kind = event["type"]
-        if kind == "deal":
+    kind = event["type"]
+    if kind == "deal":
+        yield (
+            f"Round {event['round']}: the Tacocat is on space {event['position']}, "
+            f"{event['hand_size']} cards each"
+        )
+        for seat, hand in enumerate(event["hands"]):
+            yield f"  {who(seat)} is dealt {_cards(hand)}"
+    elif kind == "replace":
+        if event["discarded"]:
             yield (
-                f"Round {event['round']}: the Tacocat is on space {event['position']}, "
-                f"{event['hand_size']} cards each"
+                f"  {who(event['seat'])} replaces {_cards(event['discarded'])} "
+                f"and draws {_cards(event['drawn'])}"
             )
-            for seat, hand in enumerate(event["hands"]):
-                yield f"  {who(seat)} is dealt {_cards(hand)}"
-        elif kind == "replace":
-            if event["discarded"]:
-                yield (
-                    f"  {who(event['seat'])} replaces {_cards(event['discarded'])} "
-                    f"and draws {_cards(event['drawn'])}"
-                )
-            else:
-                yield f"  {who(event['seat'])} keeps the hand"
-        elif kind == "duel":
-            a, b = event["cards"]
-            outcome = (
-                "a tie: duel again"
-                if event["winner"] is None
-                else f"{who(event['winner'])} attacks first"
-            )
-            yield f"  duel: {who(0)} {a}, {who(1)} {b}: {outcome}"
-        elif kind == "attack":
-            yield f"  {who(event['seat'])} attacks with {_cards(event['cards'])}"
-        elif kind == "defend":
-            sacrificed = iter(event["sacrificed"])
-            answers = [
-                f"sacrifices {next(sacrificed)} to {attack}"
-                if answer is None
-                else f"defends {attack} with {answer}"
-                for attack, answer in zip(event["attack"], event["answers"], strict=True)
-            ]
+        else:
+            yield f"  {who(event['seat'])} keeps the hand"
+    elif kind == "duel":
+        a, b = event["cards"]
+        outcome = (
+            "a tie: duel again"
+            if event["winner"] is None
+            else f"{who(event['winner'])} attacks first"
+        )
+        yield f"  duel: {who(0)} {a}, {who(1)} {b}: {outcome}"
+    elif kind == "attack":
+        yield f"  {who(event['seat'])} attacks with {_cards(event['cards'])}"
+    elif kind == "defend":
+        sacrificed = iter(event["sacrificed"])
+        answers = [
+            f"sacrifices {next(sacrificed)} to {attack}"
+            if answer is None
+            else f"defends {attack} with {answer}"
+            for attack, answer in zip(event["attack"], event["answers"], strict=True)
+        ]
+        yield (
+            f"  {who(event['seat'])} {', '.join(answers)}: "
+            f"{who(event['trick_winner'])} wins the trick"
+        )
+    elif kind == "showdown":
+        a, b = event["cards"]
+        outcome = "a tie" if event["winner"] is None else f"{who(event['winner'])} is lower"
+        yield f"  showdown: {who(0)} {a}, {who(1)} {b}: {outcome}"
+    elif kind == "round_end":
+        if event["winner"] is None:
+            yield "  the round is tied: the Tacocat stays, a new round is dealt"
+        else:
             yield (
-                f"  {who(event['seat'])} {', '.join(answers)}: "
-                f"{who(event['trick_winner'])} wins the trick"
+                f"  {who(event['winner'])} wins the round: the Tacocat moves "
+                f"{event['tacocat_from']} -> {event['tacocat_to']}, space "
+                f"{event['covered']} is covered"
             )
-        elif kind == "showdown":
-            a, b = event["cards"]
-            outcome = "a tie" if event["winner"] is None else f"{who(event['winner'])} is lower"
-            yield f"  showdown: {who(0)} {a}, {who(1)} {b}: {outcome}"
-        elif kind == "round_end":
-            if event["winner"] is None:
-                yield "  the round is tied: the Tacocat stays, a new round is dealt"
-            else:
-                yield (
-                    f"  {who(event['winner'])} wins the round: the Tacocat moves "
-                    f"{event['tacocat_from']} -> {event['tacocat_to']}, space "
-                    f"{event['covered']} is covered"
-                )
-        elif kind == "forfeit":
-            seat = event["seat"]
-            loser = "both seats" if seat is None else who(seat)
-            yield f"  {loser} forfeits ({event['reason']}): {event['detail']}"
-        elif kind == "game_end":
-            winner = event["winner"]
-            result = "a draw" if winner is None else f"{who(winner)} wins"
-            yield f"Result: {result} ({event['termination']}) after {event['round']} rounds"
+    elif kind == "forfeit":
+        seat = event["seat"]
+        loser = "both seats" if seat is None else who(seat)
+        yield f"  {loser} forfeits ({event['reason']}): {event['detail']}"
+    elif kind == "game_end":
+        winner = event["winner"]
+        result = "a draw" if winner is None else f"{who(winner)} wins"
+        yield f"Result: {result} ({event['termination']}) after {event['round']} rounds"

@@ -26,6 +26,7 @@ from rich.progress import (
 from tacocat_arena.engine import RecordError, replay
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
+from tacocat_arena.report import render_replay
 from tacocat_arena.tournament.bots import BotStartError, check_command
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
@@ -204,6 +205,43 @@ def match_bots(first: str, second: str) -> list[str]:
 
 def replay_command(file: Path, game_id: str | None) -> Iterator[str]:
     """Lines of ``tacocat-arena replay``: verify the record, then narrate it."""
+    entry = load_game_entry(file, game_id)
+    record = entry.get("record", entry)
+    names = entry.get("seats", ["seat 0", "seat 1"])
+    header = f"Game {entry.get('id', '?')}: {names[0]} (seat 0) vs {names[1]} (seat 1)"
+    yield header + f", seed {record.get('seed')}"
+    if record.get("unplayed"):
+        yield f"Not played: {record['unplayed']}"
+        return
+    try:
+        replay(record)
+        yield "(record re-verified against the rules: every action legal, every event matches)"
+    except RecordError as error:
+        yield f"WARNING: the record does not re-verify: {error}"
+    yield from narrate(record, names)
+
+
+def replay_html_command(file: Path, game_id: str | None, out: Path) -> str:
+    """``tacocat-arena replay --html OUT``: write the game's replay page; return a summary."""
+    entry = load_game_entry(file, game_id)
+    record = entry.get("record", entry)
+    if record.get("unplayed"):
+        raise click.ClickException(f"game {entry.get('id')} was not played: {record['unplayed']}")
+    try:
+        replay(record)
+    except RecordError as error:
+        raise click.ClickException(f"the record does not re-verify: {error}") from None
+    names = entry.get("seats", ["seat 0", "seat 1"])
+    page = render_replay(record, names, game_id=entry.get("id"))
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise click.ClickException(f"cannot write {out}: {error.strerror}") from None
+    return f"Replay of game {entry.get('id', '?')} written to {out} (open it in a browser)"
+
+
+def load_game_entry(file: Path, game_id: str | None) -> dict[str, Any]:
+    """The games.jsonl line (or bare record) of ``game_id`` in ``file``, the first by default."""
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as error:
@@ -226,19 +264,7 @@ def replay_command(file: Path, game_id: str | None) -> Iterator[str]:
         entry = chosen[0]
     else:
         entry = entries[0]
-    record = entry.get("record", entry)
-    names = entry.get("seats", ["seat 0", "seat 1"])
-    header = f"Game {entry.get('id', '?')}: {names[0]} (seat 0) vs {names[1]} (seat 1)"
-    yield header + f", seed {record.get('seed')}"
-    if record.get("unplayed"):
-        yield f"Not played: {record['unplayed']}"
-        return
-    try:
-        replay(record)
-        yield "(record re-verified against the rules: every action legal, every event matches)"
-    except RecordError as error:
-        yield f"WARNING: the record does not re-verify: {error}"
-    yield from narrate(record, names)
+    return entry
 
 
 def serve_command(

@@ -1,0 +1,99 @@
+"""One game's replay page: a self-contained HTML file that steps through its record.
+
+``render_replay`` is what every caller uses (``tacocat-arena replay --html``, the tournament's
+``replays/`` folder, the arena server's page of a finished game): record in, HTML text out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tacocat_arena import __version__
+from tacocat_arena.engine import Ruleset
+from tacocat_arena.report.frames import replay_frames
+from tacocat_arena.report.templating import ending_words, environment, static_text
+
+CELL = 80
+"""Width of one board cell in the SVG's units."""
+
+
+@dataclass(frozen=True)
+class BoardCell:
+    """One column of the board picture: a goal (``goal`` is its seat) or a space."""
+
+    x: int
+    position: int
+    goal: int | None
+    size: int | None
+    arrows: str
+
+
+@dataclass(frozen=True)
+class Board:
+    """The static part of the board picture, from the ruleset."""
+
+    cells: tuple[BoardCell, ...]
+    cell: int
+    width: int
+    centre: int
+
+
+def board_of(ruleset: Ruleset) -> Board:
+    """The board picture's cells: seat 0's goal, spaces 1..N, seat 1's goal."""
+    last = ruleset.spaces + 1
+    cells = []
+    for position in range(last + 1):
+        if position in (0, last):
+            cells.append(BoardCell(position * CELL, position, 0 if position == 0 else 1, None, ""))
+            continue
+        seats = sorted(ruleset.arrows_at(position))
+        arrows = "◀ ▶" if len(seats) == 2 else ("◀" if seats == [0] else "▶")
+        cells.append(
+            BoardCell(position * CELL, position, None, ruleset.hand_size_at(position), arrows)
+        )
+    return Board(tuple(cells), CELL, (last + 1) * CELL, ruleset.centre)
+
+
+def outcome_sentence(record: Mapping[str, Any], names: Sequence[str]) -> str:
+    """ "A won by ..." / "A draw by ..." after N rounds, from the record's top-level fields."""
+    termination = record.get("termination")
+    if termination is None:
+        return "The game was not finished."
+    winner = record.get("winner")
+    rounds = record.get("rounds", 0)
+    who = "A draw" if winner is None else f"{names[winner]} won"
+    return f"{who} by {ending_words(termination)} after {rounds} round{'s' * (rounds != 1)}."
+
+
+def render_replay(
+    record: Mapping[str, Any],
+    names: Sequence[str] = ("seat 0", "seat 1"),
+    *,
+    game_id: str | None = None,
+    back_href: str | None = None,
+) -> str:
+    """The replay page of one finished game's record (version 1 or 2), as HTML text.
+
+    ``names`` are the seats' bot names; ``back_href`` (relative) links back to a report.
+    Raises FrameError when the record's events cannot be followed.
+    """
+    frames = replay_frames(record, names)
+    title = f"Game {game_id}" if game_id else "Tacocat game replay"
+    data = {"cell": CELL, "frames": [frame.to_json() for frame in frames]}
+    return (
+        environment()
+        .get_template("replay.html.j2")
+        .render(
+            title=title,
+            names=list(names),
+            outcome=outcome_sentence(record, names),
+            board=board_of(Ruleset.from_dict(record["ruleset"])),
+            back_href=back_href,
+            version=__version__,
+            data=data,
+            css=static_text("common.css") + static_text("replay.css"),
+            js=static_text("replay.js"),
+        )
+    )

@@ -1,0 +1,66 @@
+"""The Jinja2 environment of the report pages, and the words they use for the engine's values.
+
+Templates are files in ``templates/``; the little CSS and JavaScript the pages need are files
+in ``static/``, inlined into each page so that it works opened from ``file://`` with no
+network (no CDN, nothing fetched).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Final
+
+import jinja2
+from markupsafe import Markup
+
+from tacocat_arena.engine import Termination
+
+#: How each ending reads in a sentence ("... by ..."), keyed by the engine's own enum.
+ENDINGS: Final[dict[Termination, str]] = {
+    Termination.GOAL: "the Tacocat reaching a goal",
+    Termination.ROUND_CAP: "the round cap (a draw)",
+    Termination.FORFEIT_TIMEOUT: "a forfeit: out of time",
+    Termination.FORFEIT_ILLEGAL: "a forfeit: an illegal action",
+    Termination.FORFEIT_DISCONNECT: "a forfeit: the bot disconnected",
+    Termination.FORFEIT_CRASH: "a forfeit: the bot crashed",
+}
+
+#: Short column headings for the forfeit kinds.
+FORFEIT_HEADINGS: Final[dict[Termination, str]] = {
+    Termination.FORFEIT_TIMEOUT: "timeout",
+    Termination.FORFEIT_ILLEGAL: "illegal action",
+    Termination.FORFEIT_DISCONNECT: "disconnect",
+    Termination.FORFEIT_CRASH: "crash",
+}
+
+
+def _autoescape(name: str | None) -> bool:
+    return name is None or not name.endswith(".md.j2")
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The shared environment: HTML templates autoescaped, Markdown ones not."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("tacocat_arena.report", "templates"),
+        autoescape=_autoescape,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+        lstrip_blocks=False,
+        keep_trailing_newline=True,
+    )
+
+
+@cache
+def static_text(name: str) -> Markup:
+    """A file of ``static/`` as markup to inline in a page (our own code, not user input)."""
+    text = resources.files("tacocat_arena.report").joinpath("static", name).read_text("utf-8")
+    return Markup(text)
+
+
+def ending_words(termination: Termination | str | None) -> str:
+    """The ending in words; accepts the enum or its record value (the edge of a file)."""
+    if termination is None:
+        return "an unfinished game"
+    return ENDINGS[Termination(termination)]
