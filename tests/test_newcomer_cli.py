@@ -140,3 +140,59 @@ def test_run_with_a_missing_command_fails_before_writing_anything(tmp_path: Path
     assert "bot 'b': command not found: 'nosuch-bot'" in done.stderr
     assert done.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+# -- point 4: no clock, and a debug mode -----------------------------------------------------
+SLOW_BOT = """
+import sys, time
+from tacocat_bot import Bot, run
+
+class Slow(Bot):
+    name = "slow"
+    duels = 0
+
+    def duel(self, view):
+        self.duels += 1
+        if self.duels == 1:  # far past the config's 0.2 s clock
+            print("slow bot: thinking hard", file=sys.stderr, flush=True)
+            time.sleep(1.0)
+        return view.hand[0]
+
+run(Slow())
+"""
+
+
+@pytest.mark.slow
+def test_debug_mode_has_no_clock_plays_one_game_at_a_time_and_shows_the_bots_output(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "slow.py").write_text(SLOW_BOT)
+    (tmp_path / "t.toml").write_text(
+        'move_timeout = 0.2\nconcurrency = 4\ngames = 2\nout = "out"\n'
+        '[[bots]]\nname = "slow"\ncommand = "python slow.py"\n'
+        '[[bots]]\nname = "greedy"\ncommand = "builtin:greedy"\n'
+    )
+    done = arena("run", "t.toml", "--debug", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "concurrency 1, no clock" in " ".join(done.stdout.split())
+    assert "slow bot: thinking hard" in done.stdout + done.stderr  # on the terminal ...
+    assert "thinking hard" not in (tmp_path / "out" / "logs" / "slow.log").read_text()  # not log
+    assert "game 1/2: slow-greedy-d0" in done.stdout and "game 2/2:" in done.stdout
+    assert "by timeout" not in done.stdout
+
+
+def test_move_timeout_0_means_no_limit(tmp_path: Path) -> None:
+    done = arena(
+        "play",
+        "random",
+        "greedy",
+        "--games",
+        "2",
+        "--move-timeout",
+        "0",
+        "--out",
+        "out",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "concurrency 4, no clock" in " ".join(done.stdout.split())

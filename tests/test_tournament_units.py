@@ -196,7 +196,7 @@ def test_no_config_is_the_demo() -> None:
         ("games = '4'\n" + TWO_BOTS, "games must be an integer"),
         ("games = true\n" + TWO_BOTS, "games must be an integer"),
         ("move_timeout = 'fast'\n" + TWO_BOTS, "move_timeout must be a number"),
-        ("move_timeout = 0\n" + TWO_BOTS, "move_timeout: must be in (0, 3600]"),
+        ("move_timeout = -1\n" + TWO_BOTS, "move_timeout: must be in [0, 3600]"),
         ("time_bank = -1\n" + TWO_BOTS, "time_bank: must be >= 0"),
         ("grace_ms = -5\n" + TWO_BOTS, "grace_ms: must be >= 0"),
         ("concurrency = 0\n" + TWO_BOTS, "concurrency: must be >= 1"),

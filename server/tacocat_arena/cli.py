@@ -9,6 +9,12 @@ import click
 
 from tacocat_arena import __version__
 
+DEBUG_HELP = (
+    "Debug mode, for a bot under a debugger: no clock (as --move-timeout 0), one game at a "
+    "time, and the bots' output (and input, for breakpoints) on this terminal instead of "
+    "their logs."
+)
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tacocat-arena")
@@ -29,7 +35,9 @@ def main() -> None:
 @click.option("--games", type=int, help="Games per pairing (even).")
 @click.option("--seed", type=int, help="Tournament seed; every deal derives from it.")
 @click.option("--concurrency", type=int, help="Games played at the same time.")
-@click.option("--move-timeout", type=float, metavar="SECONDS", help="Time per decision.")
+@click.option(
+    "--move-timeout", type=float, metavar="SECONDS", help="Time per decision (0 = no limit)."
+)
 @click.option("--time-bank", type=float, metavar="SECONDS", help="Extra time per game.")
 @click.option(
     "--out",
@@ -38,6 +46,7 @@ def main() -> None:
 )
 @click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
 def run(
     config_file: Path | None,
     bots: tuple[str, ...],
@@ -49,6 +58,7 @@ def run(
     out: Path | None,
     resume: bool,
     quiet: bool,
+    debug: bool,
 ) -> None:
     """Run a round-robin tournament and write its result tables.
 
@@ -63,6 +73,7 @@ def run(
         bots,
         resume=resume,
         quiet=quiet,
+        debug=debug,
         overrides={
             "games_per_pairing": games,
             "seed": seed,
@@ -86,13 +97,14 @@ def run(
     default=1.0,
     show_default=True,
     metavar="SECONDS",
-    help="Time per decision.",
+    help="Time per decision (0 = no limit).",
 )
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Output folder (default: a new folder under tacocat-results/matches).",
 )
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
 def play(
     first: str,
     second: str,
@@ -101,6 +113,7 @@ def play(
     concurrency: int,
     move_timeout: float,
     out: Path | None,
+    debug: bool,
 ) -> None:
     """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
     example bot's name (random, greedy, search) or builtin:NAME."""
@@ -114,6 +127,7 @@ def play(
         bots,
         resume=False,
         quiet=False,
+        debug=debug,
         overrides={
             "games_per_pairing": games,
             "seed": seed,

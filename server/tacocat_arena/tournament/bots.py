@@ -44,9 +44,18 @@ class BotProcess:
     """One bot's process, across restarts."""
 
     def __init__(
-        self, spec: BotSpec, *, token: str, address: str, log_dir: Path, cwd: Path
+        self,
+        spec: BotSpec,
+        *,
+        token: str,
+        address: str,
+        log_dir: Path,
+        cwd: Path,
+        echo: bool = False,
     ) -> None:
         self.spec = spec
+        #: Debug mode: the bot shares this terminal (stdin too, for breakpoints), no log.
+        self.echo = echo
         self.token = token
         self.address = address
         self.log_path = log_dir / f"{spec.name}.log"
@@ -87,9 +96,9 @@ class BotProcess:
                     *argv,
                     cwd=self.cwd,
                     env=env,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=asyncio.subprocess.STDOUT,
+                    stdin=None if self.echo else asyncio.subprocess.DEVNULL,
+                    stdout=None if self.echo else log,
+                    stderr=None if self.echo else asyncio.subprocess.STDOUT,
                     start_new_session=True,
                 )
             except OSError as error:

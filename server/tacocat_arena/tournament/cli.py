@@ -50,9 +50,16 @@ def run_command(
     quiet: bool,
     serve_at: tuple[str, int] | None = None,
     tokens: Mapping[str, str] | None = None,
+    debug: bool = False,
 ) -> None:
-    """``tacocat-arena run`` (and ``serve``): load, play, write, show."""
+    """``tacocat-arena run`` (and ``serve``): load, play, write, show.
+
+    ``debug`` is the debug mode of ``--debug``: see ``DEBUG_OVERRIDES``.
+    """
     console = Console(stderr=False)
+    if debug:
+        overrides = {**overrides, **DEBUG_OVERRIDES}
+        quiet = True  # a progress bar would fight the bots' output
     try:
         config = load_config(config_file, overrides, bots, external_ok=serve_at is not None)
     except ConfigError as error:
@@ -75,10 +82,11 @@ def run_command(
     except (StorageError, OSError) as error:
         raise click.ClickException(str(error)) from None
     names = ", ".join(b.name for b in config.bots)
+    clock = f"{config.move_timeout_s:g} s per move" if config.move_timeout_s else "no clock"
     console.print(
         f"Tournament: {len(config.bots)} bots ({names}), {config.games_per_pairing} games per "
-        f"pairing, concurrency {config.concurrency}, {config.move_timeout_s:g} s per move; "
-        f"output in {config.out}"
+        f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}"
+        + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
     )
     started = time.monotonic()
     outcome: TournamentRun | None = None
@@ -144,6 +152,8 @@ def _run_with_progress(
     def on_game(result: GameResult, done: int, total: int) -> None:
         rate = (done - first_done) / max(1e-9, time.monotonic() - started)
         progress.update(task_id, completed=done, rate=f"{rate:.1f} games/s")
+        if config.debug:
+            progress.console.print(f"game {done}/{total}: {describe_result(result)}")
 
     host, port = serve_at or ("127.0.0.1", 0)
 
@@ -168,6 +178,29 @@ def _run_with_progress(
                 on_listening=on_listening,
             )
         )
+
+
+#: What ``--debug`` sets: no clock at all (the referee waits as long as a bot stands at a
+#: breakpoint), and one game at a time so that the bots' output reads in order.
+DEBUG_OVERRIDES: Mapping[str, Any] = {
+    "move_timeout_s": 0.0,
+    "time_bank_s": 0.0,
+    "concurrency": 1,
+    "debug": True,
+}
+
+
+def describe_result(result: GameResult) -> str:
+    """One line for a finished game: who won, how, in how many rounds."""
+    if result.winner is None:
+        head = "draw"
+    else:
+        head = f"{result.seats[result.winner]} won"
+    by = f" ({result.seats[result.forfeit_by]} forfeited)" if result.forfeit_by is not None else ""
+    return (
+        f"{result.game_id}, {result.seats[0]} vs {result.seats[1]}: {head} by {result.reason}"
+        f"{by} after {result.rounds} rounds"
+    )
 
 
 def _resume_hint(config_file: Path | None, config: TournamentConfig) -> str:

@@ -116,6 +116,8 @@ class TournamentConfig:
     connect_timeout_s: float = 30.0
     max_restarts: int = 3
     base_dir: Path = field(default_factory=Path.cwd)
+    #: Debug mode (``--debug``): the bots' output goes to the terminal, not to their logs.
+    debug: bool = False
 
     def __post_init__(self) -> None:
         if len(self.bots) < 2:
@@ -153,9 +155,10 @@ class TournamentConfig:
             raise ConfigError(
                 f"concurrency: must be >= 1, got {self.concurrency}", key="concurrency"
             )
-        if not 0 < self.move_timeout_s <= 3600:
+        if not 0 <= self.move_timeout_s <= 3600:
             raise ConfigError(
-                f"move_timeout: must be in (0, 3600] seconds, got {self.move_timeout_s}",
+                f"move_timeout: must be in [0, 3600] seconds (0 = no limit, for debugging), "
+                f"got {self.move_timeout_s}",
                 key="move_timeout",
             )
         if self.time_bank_s < 0:

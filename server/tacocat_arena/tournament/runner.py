@@ -84,6 +84,7 @@ async def run_tournament(
             address=f"127.0.0.1:{port}",
             log_dir=log_dir,
             cwd=config.base_dir,
+            echo=config.debug,
         )
     done = len(plan) - len(todo)
     played = 0
