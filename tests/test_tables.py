@@ -410,6 +410,11 @@ def game_results(draw: st.DrawFn) -> list[GameResult]:
     return results
 
 
+def rate(row: StandingsRow) -> float:
+    """Points per game, -1 for a bot without games."""
+    return row.score / row.games if row.games else -1.0
+
+
 @settings(max_examples=80, deadline=None)
 @given(game_results())
 def test_properties(results: list[GameResult]) -> None:
@@ -422,15 +427,35 @@ def test_properties(results: list[GameResult]) -> None:
     assert sum(row.forfeits for row in rows) == sum(r.forfeit_by is not None for r in results)
     assert rows[0].rank == 1
     for position, (previous, row) in enumerate(itertools.pairwise(rows), start=2):
-        # Ordered by score, then Elo; a shared rank only for equal score and Elo.
-        assert previous.score > row.score or (
-            previous.score == row.score and previous.elo >= row.elo - 1e-6
+        # Ordered by points per game (no games: last), then Elo; a shared rank only for
+        # equal rate and Elo.
+        assert rate(previous) > rate(row) or (
+            rate(previous) == rate(row) and previous.elo >= row.elo - 1e-6
         )
         if row.rank != position:
             assert row.rank == previous.rank
-            assert row.score == previous.score
+            assert rate(row) == rate(previous)
             assert row.elo == pytest.approx(previous.elo, abs=1e-6)
     for row in rows:
         assert sum(c.points for c in cross[row.bot].values()) == row.score
         for other, cell in cross[row.bot].items():
             assert cross[other][row.bot] == CrossCell(cell.losses, cell.wins, cell.draws)
+
+
+def test_unequal_games_rank_by_points_per_game_not_raw_points() -> None:
+    # An interrupted tournament: "busy" played 8 games for 5 points, "idle" 4 games for 4.
+    results = [game(f"b{i}", "busy", "x", 0 if i < 5 else 1) for i in range(8)]
+    results += [game(f"i{i}", "idle", "y", 0) for i in range(4)]
+    rows = compute_standings(results, ["busy", "idle", "x", "y", "absent"])
+    assert [(row.bot, row.games, row.score) for row in rows[:2]] == [
+        ("idle", 4, 4.0),
+        ("busy", 8, 5.0),
+    ]
+    assert rows[-1].bot == "absent" and rows[-1].games == 0
+
+
+def test_the_report_of_an_interrupted_tournament_says_it_is_partial(tmp_path: Path) -> None:
+    rows = compute_standings(RESULTS, BOTS)
+    metadata = {"complete": False, "games_played": 6, "games_planned": 30}
+    write_report_md(tmp_path / "r.md", rows, compute_crosstable(RESULTS, BOTS), metadata)
+    assert "**Partial**: 6 of 30 planned games were played" in (tmp_path / "r.md").read_text()

@@ -11,8 +11,12 @@ Conventions
       them keeps ``wins + losses + draws == games`` for every bot.
     * Ratings come from :func:`tacocat_arena.tournament.ratings.fit_ratings`,
       seat-agnostic, draws as half wins (see ``docs/ratings.md``).
-    * Ranking is by score, then Elo, then name (the last only to make the order
-      deterministic); bots equal on score and Elo share a rank ("1224").
+    * Ranking is by score rate (points per game), then Elo, then name (the last
+      only to make the order deterministic); bots equal on both share a rank
+      ("1224").  In a finished round robin every bot has played as many games, so
+      that is the order of the scores; in the partial tables of an interrupted
+      one, games are unequal and raw scores would favour whoever played more.
+      A bot without games ranks last.
 """
 
 from __future__ import annotations
@@ -214,7 +218,9 @@ def compute_standings(
     ratings = fit_ratings(names, rating_games(results), prior_draws=prior_draws)
 
     def sort_key(bot: str) -> tuple[float, float, str]:
-        return (-(wins[bot] + 0.5 * draws[bot]), -_tie_elo(ratings[bot].elo), bot)
+        games = wins[bot] + losses[bot] + draws[bot]
+        rate = (wins[bot] + 0.5 * draws[bot]) / games if games else -1.0
+        return (-rate, -_tie_elo(ratings[bot].elo), bot)
 
     rows: list[StandingsRow] = []
     for position, bot in enumerate(sorted(names, key=sort_key), start=1):
@@ -368,6 +374,13 @@ def write_report_md(
         lines.append("")
 
     lines += ["## Standings", ""]
+    if metadata.get("complete") is False:
+        lines += [
+            f"**Partial**: {metadata.get('games_played', '?')} of "
+            f"{metadata.get('games_planned', '?')} planned games were played. Bots are ranked "
+            "by points per game, since they have not played as many games.",
+            "",
+        ]
     lines += _md_table(
         ["Rank", "Bot", "Games", "W", "L", "D", "Score", "Elo", "±95%", "Forfeits", "ms/decision"],
         [
