@@ -28,8 +28,6 @@ from tacocat_arena.engine import (
     build_view,
     to_record,
 )
-from tacocat_arena.referee.session import BotSession, SessionClosed
-from tacocat_arena.referee.settings import FailurePolicy, RefereeSettings
 from tacocat_arena.protocol.wire import (
     KIND_TO_PB,
     TERMINATION_TO_PB,
@@ -42,6 +40,8 @@ from tacocat_arena.protocol.wire import (
     ruleset_to_pb,
     write_legal,
 )
+from tacocat_arena.referee.session import BotSession, SessionClosed
+from tacocat_arena.referee.settings import FailurePolicy, RefereeSettings
 
 FAILURE_POLICY_PB = {
     FailurePolicy.FORFEIT: pb.FAILURE_POLICY_FORFEIT,
@@ -61,6 +61,11 @@ class GameReport:
     rounds: int
     decisions: list[int] = field(default_factory=lambda: [0, 0])
     think_ms: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    #: Each answered decision's clock time, per seat, in milliseconds (hand-over to receipt).
+    clock_ms: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
+    #: The longest time the game waited on the referee alone, with no seat's clock running
+    #: (between an answer's receipt and the next request's hand-over), in milliseconds.
+    max_untimed_ms: float = 0.0
     #: The finished game; ``record`` is built from it when first asked for.
     game: Game | None = field(default=None, repr=False)
     #: A record given outright (a game that was never played has no ``game``).
@@ -85,11 +90,16 @@ class GameReport:
 
 @dataclass
 class _Failure:
-    """Why a seat's decision produced no legal action."""
+    """Why a seat's decision produced no legal action.
+
+    ``message`` goes to the failing seat (it may quote that seat's hand); ``public`` is what
+    anyone else may read (the opponent's GameEnd): it never holds a hidden card (rule I2).
+    """
 
     termination: Termination
     code: pb.ErrorCode
     message: str
+    public: str
     rule: str = ""
 
 
@@ -117,6 +127,7 @@ class _Seat:
         self.encoder = ViewEncoder(seat, self.request.view, converted)
         self.decisions = 0
         self.think_ms = 0.0
+        self.clock_ms: list[float] = []
 
 
 @dataclass
@@ -126,9 +137,14 @@ class _Asked:
     seat: _Seat
     kind: DecisionKind
     request_id: int
-    future: asyncio.Future[pb.Action]
+    future: asyncio.Future[tuple[pb.Action, float]]
     timer: asyncio.TimerHandle | None
+    #: When the request was handed to the session (``time.monotonic``): the clock's start.
     started: float
+    #: What was left of the seat's bank when it was asked, in milliseconds.
+    bank_left_ms: float
+    #: When the clock stopped (the Action was read, or the deadline passed).
+    stopped: float = 0.0
 
 
 async def play_game(
@@ -147,6 +163,8 @@ async def play_game(
     (the tournament says FORFEIT_CRASH when the bot's process died).
     """
     clock = settings.clock
+    untimed_since = time.monotonic()  # no seat's clock runs: the game waits on the referee
+    max_untimed = 0.0
     game = Game(ruleset, seed)
     same_session = sessions[0] is sessions[1]
     converted: list[pb.PublicEvent | None] = []  # the log in wire form, shared by the seats
@@ -158,7 +176,7 @@ async def play_game(
     ]
     names = (sessions[0].name, sessions[1].name)
     for seat in seats:
-        await seat.session.send(
+        seat.session.post(
             pb.RefereeMessage(
                 game_start=pb.GameStart(
                     game_id=seat.game_id,
@@ -173,21 +191,31 @@ async def play_game(
             )
         )
     detail = ""
+    #: What each seat's GameEnd says (a seat reads its own failure in full, the other's
+    #: only in public form).
+    seat_details = ["", ""]
     while game.outcome is None:
         pending = sorted(game.pending)
         simultaneous = len(pending) == 2
         # Every pending seat is asked before any answer is awaited: for a simultaneous
         # decision both requests are out at once, and neither answer is applied before both
         # are in (the engine's pending set guarantees the second half).
-        asked = [await _ask(game, seats[s], settings, simultaneous) for s in pending]
+        asked = [_ask(game, seats[s], settings, simultaneous) for s in pending]
+        timed = [a for a in asked if isinstance(a, _Asked)]
+        if timed:
+            max_untimed = max(max_untimed, timed[0].started - untimed_since)
         answers = [await _answer(a, settings) for a in asked]
+        if timed:
+            untimed_since = max(a.stopped for a in timed)
         paired = zip(pending, answers, strict=True)
         failures = [(s, a) for s, a in paired if isinstance(a, _Failure)]
         if len(failures) == 2 and settings.failure_policy is FailurePolicy.FORFEIT:
-            first = failures[0][1]
-            detail = f"both seats failed: {first.message}; {failures[1][1].message}"
+            (first_seat, first), (second_seat, second) = failures
+            detail = f"both seats failed: {first.message}; {second.message}"
+            seat_details[first_seat] = f"both seats failed: {first.message}; {second.public}"
+            seat_details[second_seat] = f"both seats failed: {first.public}; {second.message}"
             for seat_index, failure in failures:  # each is told, as for a single failure
-                await _send_error(seats[seat_index], failure, forfeits=True)
+                _send_error(seats[seat_index], failure, forfeits=True)
             game.forfeit(None, first.termination, detail)
             break
         for seat_index, answer in zip(pending, answers, strict=True):
@@ -197,22 +225,27 @@ async def play_game(
                     game.apply(seat_index, answer)
                     continue
                 except ActionError as error:
+                    kind = _asked_kind(asked, seat_index)
                     answer = _Failure(
                         Termination.FORFEIT_ILLEGAL,
                         pb.ERROR_CODE_ILLEGAL_ACTION,
                         str(error),
+                        f"{error.rule}: illegal {kind} (the reason went to that seat only)",
                         error.rule,
                     )
             forfeits = (
                 settings.failure_policy is FailurePolicy.FORFEIT
                 or answer.termination is Termination.FORFEIT_DISCONNECT
             )
-            await _send_error(seat, answer, forfeits)
+            _send_error(seat, answer, forfeits)
             if forfeits:
                 termination = answer.termination
                 if termination is Termination.FORFEIT_DISCONNECT and classify_disconnect:
                     termination = await classify_disconnect(names[seat_index])
-                detail = f"{names[seat_index]} (seat {seat_index}): {answer.message}"
+                who = f"{names[seat_index]} (seat {seat_index})"
+                detail = f"{who}: {answer.message}"
+                seat_details[seat_index] = detail
+                seat_details[1 - seat_index] = f"{who}: {answer.public}"
                 game.forfeit(seat_index, termination, detail)
                 break
             game.apply(seat_index, default_action(build_view(game, seat_index)))
@@ -220,7 +253,7 @@ async def play_game(
             break
     outcome = game.outcome
     assert outcome is not None  # the loop only ends with an outcome
-    await _send_game_end(game, seats, outcome, detail)
+    _send_game_end(game, seats, outcome, seat_details)
     return GameReport(
         game_id=game_id,
         seats=names,
@@ -230,14 +263,28 @@ async def play_game(
         rounds=game.round,
         decisions=[s.decisions for s in seats],
         think_ms=[s.think_ms for s in seats],
+        clock_ms=(seats[0].clock_ms, seats[1].clock_ms),
+        max_untimed_ms=max_untimed * 1000,
         game=game,
     )
 
 
-async def _ask(
+def _asked_kind(asked: list[_Asked | _Failure], seat_index: int) -> str:
+    """The decision kind a seat was asked (for public texts)."""
+    for request in asked:
+        if isinstance(request, _Asked) and request.seat.seat == seat_index:
+            return request.kind.value
+    return "decision"
+
+
+def _ask(
     game: Game, seat: _Seat, settings: RefereeSettings, simultaneous: bool
 ) -> _Asked | _Failure:
-    """Send one seat its pending decision and start its clock."""
+    """Hand one seat its pending decision and start its clock; never waits.
+
+    The clock starts when the request is handed to the session, not when it is written: a
+    bot that reads slowly spends its own time, and no write can hold the game up.
+    """
     view = build_view(game, seat.seat)
     kind = view.kind
     assert kind is not None  # only pending seats are asked
@@ -247,7 +294,7 @@ async def _ask(
     try:
         request_id, future = session.open_request(seat.game_id)
     except SessionClosed as error:
-        return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
+        return _disconnected(error)
     second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
     request = seat.request
     request.request_id = request_id
@@ -256,7 +303,7 @@ async def _ask(
     write_legal(request.legal, view, simultaneous=simultaneous, second=second)
     request.time_left_ms = allowance_ms
     request.time_bank_left_ms = int(seat.bank_ms)
-    await session.send(seat.message)
+    session.post(seat.message)
     started = time.monotonic()
     # A timer on the request's own future, rather than asyncio.wait_for, which would add a
     # future and two callbacks to every decision.
@@ -265,7 +312,7 @@ async def _ask(
         timer = asyncio.get_running_loop().call_later(
             (allowance_ms + seat.bank_ms + clock.grace_ms) / 1000, _expire, future
         )
-    return _Asked(seat, kind, request_id, future, timer, started)
+    return _Asked(seat, kind, request_id, future, timer, started, seat.bank_ms)
 
 
 async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action | _Failure:
@@ -277,43 +324,65 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
     clock = settings.clock
     allowance_ms = clock.decision_ms
     try:
-        reply = await asked.future
+        reply, asked.stopped = await asked.future
     except TimeoutError:
+        asked.stopped = time.monotonic()
         seat.session.close_request(request_id, "timed out")
-        elapsed_ms = (time.monotonic() - asked.started) * 1000
+        elapsed_ms = (asked.stopped - asked.started) * 1000
         seat.think_ms += elapsed_ms
         seat.bank_ms = 0.0
-        return _Failure(
-            Termination.FORFEIT_TIMEOUT,
-            pb.ERROR_CODE_TIMEOUT,
-            f"no answer to request {request_id} ({kind.value}) within {allowance_ms} ms"
-            + (f" plus a {clock.bank_ms} ms bank" if clock.bank_ms else "")
-            + f" (waited {elapsed_ms:.0f} ms)",
-        )
+        text = timeout_text(request_id, kind, allowance_ms, clock.bank_ms, asked.bank_left_ms)
+        text += f" (waited {elapsed_ms:.0f} ms)"
+        return _Failure(Termination.FORFEIT_TIMEOUT, pb.ERROR_CODE_TIMEOUT, text, text)
     except SessionClosed as error:
-        return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, str(error))
+        asked.stopped = time.monotonic()
+        return _disconnected(error)
     finally:
         if asked.timer is not None:
             asked.timer.cancel()
-    elapsed_ms = (time.monotonic() - asked.started) * 1000
+    # The clock stopped when the reader task read the Action, not when this task woke up:
+    # the referee's own scheduling delay is never charged to the bot.
+    elapsed_ms = (asked.stopped - asked.started) * 1000
     seat.decisions += 1
     seat.think_ms += elapsed_ms
+    seat.clock_ms.append(elapsed_ms)
     if allowance_ms and elapsed_ms > allowance_ms:
         seat.bank_ms = max(0.0, seat.bank_ms - (elapsed_ms - allowance_ms))
     try:
         return action_from_pb(reply, kind)
     except MalformedAction as error:
-        return _Failure(Termination.FORFEIT_ILLEGAL, pb.ERROR_CODE_MALFORMED, str(error))
+        return _Failure(
+            Termination.FORFEIT_ILLEGAL,
+            pb.ERROR_CODE_MALFORMED,
+            str(error),
+            f"malformed answer to a {kind.value} request (the reason went to that seat only)",
+        )
 
 
-def _expire(future: asyncio.Future[pb.Action]) -> None:
+def timeout_text(
+    request_id: int, kind: DecisionKind, allowance_ms: int, bank_ms: int, bank_left_ms: float
+) -> str:
+    """What a timed-out seat had: its allowance, and what was left of its bank when asked
+    (the request's ``time_bank_left_ms``), not the bank it started the game with."""
+    text = f"no answer to request {request_id} ({kind.value}) within {allowance_ms} ms"
+    if bank_ms:
+        text += f" plus the {int(bank_left_ms)} ms left of its {bank_ms} ms bank"
+    return text
+
+
+def _disconnected(error: SessionClosed) -> _Failure:
+    text = str(error)  # names the bot and why the session ended: no cards in it
+    return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, text, text)
+
+
+def _expire(future: asyncio.Future[tuple[pb.Action, float]]) -> None:
     if not future.done():
         future.set_exception(TimeoutError())
 
 
-async def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
+def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
     """Tell a seat its decision failed (TIMEOUT, ILLEGAL_ACTION, MALFORMED) and what it cost."""
-    await seat.session.send(
+    seat.session.post(
         pb.RefereeMessage(
             error=pb.Error(
                 game_id=seat.game_id,
@@ -327,7 +396,7 @@ async def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
     )
 
 
-async def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detail: str) -> None:
+def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, details: list[str]) -> None:
     board = board_to_pb(game.ruleset, game.tacocat, game.covered)
     past = [round_result_to_pb(r) for r in game.round_results]
     for seat in seats:
@@ -337,14 +406,14 @@ async def _send_game_end(game: Game, seats: list[_Seat], outcome: Outcome, detai
             result = pb.GAME_RESULT_WIN if outcome.winner == seat.seat else pb.GAME_RESULT_LOSS
         seat.session.end_game(seat.game_id)
         last_round = seat.encoder.events(build_view(game, seat.seat))
-        await seat.session.send(
+        seat.session.post(
             pb.RefereeMessage(
                 game_end=pb.GameEnd(
                     game_id=seat.game_id,
                     result=result,
                     winner_seat=outcome.winner,
                     reason=TERMINATION_TO_PB[outcome.termination],
-                    detail=detail,
+                    detail=details[seat.seat],
                     rounds=game.round,
                     board=board,
                     last_round_events=last_round,

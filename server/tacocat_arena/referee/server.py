@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import grpc
@@ -24,10 +25,10 @@ from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena import __version__
 from tacocat_arena.engine import Ruleset, Termination
+from tacocat_arena.protocol.wire import PROTOCOL_VERSION
 from tacocat_arena.referee.match import FAILURE_POLICY_PB, GameReport, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
-from tacocat_arena.protocol.wire import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Arena"].full_name
@@ -49,6 +50,9 @@ class Referee:
         self.classify_disconnect = classify_disconnect
         self.sessions: dict[str, BotSession] = {}
         self._changed = asyncio.Condition()
+        #: Bots that are away: when each must be back by (``time.monotonic``), see
+        #: ``wait_for_return``.
+        self._return_by: dict[str, float] = {}
 
     def authenticate(self, name: str, token: str) -> bool:
         """True if ``token`` is ``name``'s secret (constant-time comparison)."""
@@ -61,11 +65,12 @@ class Referee:
         """Make ``session`` the live session of its bot."""
         async with self._changed:
             self.sessions[session.name] = session
+            self._return_by.pop(session.name, None)
             self._changed.notify_all()
 
     async def unregister(self, session: BotSession) -> None:
         """Forget ``session`` (if it is still the live one) and fail its open requests."""
-        session.close()
+        session.close("its stream ended")
         async with self._changed:
             if self.sessions.get(session.name) is session:
                 del self.sessions[session.name]
@@ -86,6 +91,22 @@ class Referee:
                 return session
 
         return await asyncio.wait_for(connected(), timeout)
+
+    async def wait_for_return(self, name: str, window: float) -> BotSession | None:
+        """The bot's session, waiting for it to come back if it is away; None if it is gone.
+
+        One reconnect window per bot, not per game: the first wait for an absent bot sets
+        the time it must be back by, and every game waiting for it (or asking later) shares
+        that deadline, so a bot that left for good costs ``window`` seconds once, after which
+        its remaining games are forfeited at once.  Coming back clears the deadline.
+        """
+        if (session := self.live_session(name)) is not None:
+            return session
+        return_by = self._return_by.setdefault(name, time.monotonic() + window)
+        try:
+            return await self.wait_for_session(name, max(0.0, return_by - time.monotonic()))
+        except TimeoutError:
+            return None
 
     async def play(
         self,
@@ -121,18 +142,19 @@ class Referee:
     async def end_all_sessions(self, message: str) -> None:
         """Say SessionEnd to every bot and close their streams (status OK)."""
         for session in list(self.sessions.values()):
-            await session.send(
+            session.post(
                 pb.RefereeMessage(
                     session_end=pb.SessionEnd(
                         reason=pb.SESSION_END_REASON_TOURNAMENT_OVER, message=message
                     )
                 )
             )
-            # SessionEnd may be waiting behind a write in flight; a bot that stopped reading
-            # cannot hold the shutdown up for long.
+        # SessionEnd may be waiting behind a write in flight; a bot that stopped reading
+        # cannot hold the shutdown up for longer than its write deadline.
+        for session in list(self.sessions.values()):
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(session.idle.wait(), 5)
-            session.close()
+                await asyncio.wait_for(session.idle.wait(), self.settings.limits.write_deadline_s)
+            session.close("the referee ended the session")
 
 
 class ArenaServicer(arena_pb2_grpc.ArenaServicer):
@@ -199,10 +221,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         session = BotSession(
             name=name,
             max_concurrent_games=limit,
-            writer=context.write,
+            limits=settings.limits,
             batches=hello.accept_batches,
         )
-        await session.send(
+        session.post(
             pb.RefereeMessage(
                 welcome=pb.Welcome(
                     protocol_version=PROTOCOL_VERSION,
@@ -217,6 +239,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 )
             )
         )
+        session.start_writing(context.write)
         await referee.register(session)
         log.info("bot %s connected (session %s, %s)", name, session.session_id, hello.client_info)
         unreadable: list[str] = []  # set by _read when the bot sends bytes that do not parse
@@ -225,6 +248,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             await session.closed.wait()  # the bot left, or the referee ended the session
             if unreadable:  # end with an error status, not OK: this was no normal end
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, unreadable[0])
+            if session.misconduct is not None:  # it broke a limit (SessionLimits)
+                await context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"session ended: {session.misconduct}",
+                )
         finally:
             reader.cancel()
             await referee.unregister(session)
@@ -237,21 +265,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             while (message := await context.read()) is not grpc.aio.EOF:
                 case = message.WhichOneof("message")
                 if case == "action":
-                    await session.deliver(message.action)
+                    session.deliver(message.action)
                 elif case == "actions":
                     for action in message.actions.actions:
-                        await session.deliver(action)
+                        session.deliver(action)
+                        if not session.is_open:  # a batch of junk ended the session
+                            break
                 else:
                     code = pb.ERROR_CODE_UNEXPECTED_MESSAGE if case else pb.ERROR_CODE_MALFORMED
-                    await session.send(
-                        pb.RefereeMessage(
-                            error=pb.Error(
-                                code=code,
-                                outcome=pb.ERROR_OUTCOME_IGNORED,
-                                message=f"expected an Action, got {case or 'an empty message'}",
-                            )
-                        )
-                    )
+                    session.refuse(code, f"expected an Action, got {case or 'an empty message'}")
+                if not session.is_open:
+                    break
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         except Exception as error:  # a broken stream must never take the referee down
@@ -285,6 +309,15 @@ def bind_port(server: grpc.aio.Server, host: str, port: int) -> int:
     return bound
 
 
+def _arena_handler(servicer: ArenaServicer) -> grpc.GenericRpcHandler:
+    """The Arena service with Play's responses left as bytes: sessions serialise each message
+    when it is posted (``BotSession.post``), so the write sends them as they are."""
+    play = grpc.stream_stream_rpc_method_handler(
+        servicer.Play, request_deserializer=pb.BotMessage.FromString
+    )
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": play})
+
+
 def _bearer_token(context: grpc.aio.ServicerContext) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
@@ -309,7 +342,7 @@ async def start_server(
             ("grpc.so_reuseport", 0),
         ]
     )
-    arena_pb2_grpc.add_ArenaServicer_to_server(ArenaServicer(referee), server)
+    server.add_generic_rpc_handlers((_arena_handler(ArenaServicer(referee)),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -1,4 +1,5 @@
-"""The referee's policy settings: clocks, grace, failure policy (all around the engine)."""
+"""The referee's policy settings: clocks, grace, failure policy, per-session limits (all
+around the engine)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ class FailurePolicy(enum.Enum):
     DEFAULT_ACTION = "default_action"  # the referee plays a default legal action instead
 
 
-#: Added to every deadline before a decision counts as late.  It absorbs the referee's own
-#: scheduling jitter and loopback latency, so that a bot that answers within its allowance is
-#: never forfeited by noise on a loaded machine.  It is never reported to the bot.
+#: Added to every deadline before a decision counts as late.  The clock runs from hand-over
+#: to the session until the Action is read, so it includes the transport both ways and the
+#: referee's own queueing; the grace absorbs these and the scheduling jitter of a loaded
+#: machine, so that a bot answering within its allowance is never forfeited by noise.  It is
+#: never reported to the bot.
 DEFAULT_GRACE_MS = 100
 
 
 @dataclass(frozen=True)
 class ClockSettings:
-    """Time control of one game, measured by the referee from send to receipt.
+    """Time control of one game, measured by the referee from the moment a request is handed
+    to the bot's session (queued for writing) to the moment its Action is read.
 
     ``decision_ms`` is each decision's allowance (0 = unlimited); time past it comes out of the
     per-game ``bank_ms`` (0 = no bank).  ``grace_ms`` is the documented slack on top.
@@ -39,6 +43,47 @@ class ClockSettings:
 
 
 @dataclass(frozen=True)
+class SessionLimits:
+    """What one bot session may cost the referee, whatever the bot does.
+
+    Outgoing: messages wait in the session's outbox while a write is in flight; a bot that
+    lets more than ``max_outbox_messages`` or ``max_outbox_bytes`` pile up, or that takes
+    no message for ``write_deadline_s`` (it stopped reading, e.g. with a tiny HTTP/2 window),
+    is disconnected and loses its open games.  Incoming: each message that the referee
+    ignores (a reply matching no open request, a duplicate, a second Hello) spends one token
+    of a bucket of ``ignored_burst`` that refills at ``ignored_per_s``; an empty bucket ends
+    the session.  Errors answering ignored messages are rate-limited the same way
+    (``error_burst``, ``errors_per_s``); the ignored messages beyond it are counted and the
+    count is reported in the next Error (coalesced), never answered one by one.
+    """
+
+    write_deadline_s: float = 5.0
+    max_outbox_messages: int = 4096
+    max_outbox_bytes: int = 8 * 1024 * 1024
+    #: Largest batch the referee builds for a bot (the bot's own receive limit is 4 MiB).
+    max_batch_bytes: int = 256 * 1024
+    ignored_burst: int = 1024
+    ignored_per_s: float = 64.0
+    error_burst: int = 32
+    errors_per_s: float = 8.0
+
+    def __post_init__(self) -> None:
+        for name in (
+            "write_deadline_s",
+            "max_outbox_messages",
+            "max_outbox_bytes",
+            "max_batch_bytes",
+            "ignored_burst",
+            "ignored_per_s",
+            "error_burst",
+            "errors_per_s",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or value <= 0:
+                raise ValueError(f"{name} must be a number > 0, got {value!r}")
+
+
+@dataclass(frozen=True)
 class RefereeSettings:
     """Settings of a referee: clocks, failure policy and limits."""
 
@@ -50,3 +95,5 @@ class RefereeSettings:
     max_message_bytes: int = 64 * 1024
     #: Most games one session plays at once unless the bot asks for fewer.
     max_concurrent_games: int = 64
+    #: Back-pressure and input bounds of each session.
+    limits: SessionLimits = SessionLimits()

@@ -195,12 +195,9 @@ class ExternalBot:
             ) from None
 
     async def ensure_running(self, referee: Referee, timeout: float, max_restarts: int) -> bool:
-        """Wait (up to ``timeout``) for the bot to be connected; False if it does not come."""
-        try:
-            await referee.wait_for_session(self.spec.name, timeout)
-        except TimeoutError:
-            return False
-        return True
+        """Wait for the bot to be connected, within one reconnect window of ``timeout`` per
+        absence (shared by all its games: ``Referee.wait_for_return``); False if it is gone."""
+        return await referee.wait_for_return(self.spec.name, timeout) is not None
 
     async def has_exited(self, within: float) -> bool:
         """A remote bot has no process to lose: its losses are disconnects."""

@@ -98,6 +98,12 @@ async def run_tournament(
 
         async def play(planned: PlannedGame) -> None:
             nonlocal done, played
+            # An absent bot is waited for before the game takes a slot: waiting games never
+            # hold slots that games between present bots could use.
+            for name in planned.seats:
+                await processes[name].ensure_running(
+                    referee, config.connect_timeout_s, config.max_restarts
+                )
             async with slots:
                 report = await _play_one(planned, referee, processes, config)
                 result = _result(report)
