@@ -196,3 +196,50 @@ def test_move_timeout_0_means_no_limit(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "concurrency 4, no clock" in " ".join(done.stdout.split())
+
+
+# -- points 5 and 6: SIGTERM is Ctrl-C; partial tables say so ------------------------------
+@pytest.mark.slow
+def test_sigterm_saves_partial_tables_and_says_how_to_resume(tmp_path: Path) -> None:
+    import json
+    import signal
+    import time
+    import uuid
+
+    from test_tournament_cli import db_rows, wait_no_processes
+
+    token = f"tacocat-test-{uuid.uuid4().hex}"
+    (tmp_path / "t.toml").write_text(
+        'games = 40\nseed = 5\nconcurrency = 2\nout = "out"\n'
+        f'[[bots]]\nname = "rnd"\ncommand = "python -m example_bots.random_bot {token}"\n'
+        f'[[bots]]\nname = "greedy"\ncommand = "python -m example_bots.greedy_bot {token}"\n'
+    )
+    out = tmp_path / "out"
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "tacocat_arena.cli", "run", "t.toml", "--quiet"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(db_rows(out)) < 2:
+            assert cli.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        cli.send_signal(signal.SIGTERM)
+        stdout, stderr = cli.communicate(timeout=30)
+    finally:
+        if cli.poll() is None:
+            os.killpg(cli.pid, signal.SIGKILL)
+    assert cli.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    saved = len(db_rows(out))
+    assert f"Interrupted (SIGTERM). {saved} finished games are saved" in " ".join(stdout.split())
+    said = " ".join(stdout.split())
+    assert f"Resume with: tacocat-arena run t.toml --out {out} --resume" in said
+    assert f"Standings (partial: {saved} of 40 games)" in said
+    assert wait_no_processes(token) == []  # the bots were stopped
+    assert json.loads((out / "results.json").read_text())["metadata"]["complete"] is False
+    assert f"**Partial**: {saved} of 40 planned games" in (out / "report.md").read_text()

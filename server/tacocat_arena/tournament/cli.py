@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shlex
 import shutil
+import signal
 import time
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
@@ -91,7 +94,8 @@ def run_command(
     started = time.monotonic()
     outcome: TournamentRun | None = None
     try:
-        outcome = _run_with_progress(config, store, console, quiet, serve_at, tokens)
+        with sigterm_as_ctrl_c() as terminated:
+            outcome = _run_with_progress(config, store, console, quiet, serve_at, tokens)
     except (BotStartError, ListenError) as error:
         store.close()
         raise click.ClickException(str(error)) from None
@@ -99,14 +103,22 @@ def run_command(
         done = store.count()
         entrants = [bot.name for bot in config.bots]
         planned = len(round_robin(entrants, config.games_per_pairing, config.seed))
-        write_outputs(config, store, complete=False, planned=planned)
+        tables = write_outputs(config, store, complete=False, planned=planned)
         store.close()
+        if done:
+            console.print(
+                render_standings(
+                    tables.standings, title=f"Standings (partial: {done} of {planned} games)"
+                )
+            )
         console.print(
-            f"\nInterrupted. {done} finished games are saved in {store.path}.\nResume with: "
+            f"\nInterrupted{' (SIGTERM)' if terminated else ''}. {done} finished games are "
+            f"saved in {store.path}.\nResume with: "
             f"tacocat-arena {'serve ...' if serve_at else 'run'} "
             f"{_resume_hint(config_file, config)} --resume"
         )
-        raise SystemExit(130) from None
+        # The shell's convention: 128 + the signal's number (SIGINT 130, SIGTERM 143).
+        raise SystemExit(128 + (signal.SIGTERM if terminated else signal.SIGINT)) from None
     elapsed = time.monotonic() - started
     complete = store.count() == outcome.planned
     tables = write_outputs(config, store, complete=complete, planned=outcome.planned)
@@ -118,6 +130,36 @@ def run_command(
         + (f" ({outcome.resumed_from} were already done)" if outcome.resumed_from else "")
         + f". Results: {', '.join(str(config.out / f) for f in OUTPUT_FILES)}"
     )
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[list[int]]:
+    """Within the block, SIGTERM (``kill``, systemd, a container stop) does what Ctrl-C
+    does: the games in flight are abandoned, the bots stopped, the finished games kept.
+
+    It calls the SIGINT handler in force (asyncio.run's, which cancels the main task so that
+    every ``finally`` runs), or raises KeyboardInterrupt where SIGINT is ignored (a
+    background job).  The list it yields gets the signal's number once one has arrived.
+    """
+    received: list[int] = []
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        yield received
+        return
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_with_progress(
