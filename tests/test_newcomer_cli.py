@@ -243,3 +243,36 @@ def test_sigterm_saves_partial_tables_and_says_how_to_resume(tmp_path: Path) -> 
     assert wait_no_processes(token) == []  # the bots were stopped
     assert json.loads((out / "results.json").read_text())["metadata"]["complete"] is False
     assert f"**Partial**: {saved} of 40 planned games" in (out / "report.md").read_text()
+
+
+# -- point 13: tables explained, not wrapped when stdout is a file ------------------------
+@pytest.mark.slow
+def test_tables_have_a_legend_and_do_not_wrap_when_stdout_is_not_a_terminal(
+    tmp_path: Path,
+) -> None:
+    one, two = "a_really_long_bot_name_number_one", "another_long_bot_name_number_two"
+    done = arena(
+        "run",
+        "--bot",
+        f"{one}=builtin:random",
+        "--bot",
+        f"{two}=builtin:greedy",
+        "--games",
+        "2",
+        "--out",
+        "out",
+        "--quiet",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"Tournament: 2 bots ({one}, {two}), 2 games per pairing" in lines[0]
+    rows = [line for line in lines if line.startswith("│")]
+    assert len(rows) == 4  # two standings rows and two crosstable rows, none wrapped
+    assert all(line.rstrip().endswith("│") and (one in line or two in line) for line in rows)
+    assert max(map(len, lines)) > 80
+    legend = " ".join(done.stdout.split())
+    assert "Forf: games lost by forfeit" in legend
+    assert "ms/dec: mean time per decision" in legend
+    assert "0-10-0 (0) is ten losses" in legend
+    assert lines[-1].startswith("2 games played in") and lines[-1].endswith("report.md")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shlex
 import shutil
 import signal
+import sys
 import time
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
@@ -59,7 +61,7 @@ def run_command(
 
     ``debug`` is the debug mode of ``--debug``: see ``DEBUG_OVERRIDES``.
     """
-    console = Console(stderr=False)
+    console = output_console()
     if debug:
         overrides = {**overrides, **DEBUG_OVERRIDES}
         quiet = True  # a progress bar would fight the bots' output
@@ -130,6 +132,18 @@ def run_command(
         + (f" ({outcome.resumed_from} were already done)" if outcome.resumed_from else "")
         + f". Results: {', '.join(str(config.out / f) for f in OUTPUT_FILES)}"
     )
+
+
+def output_console() -> Console:
+    """The console of stdout.  Where stdout is not a terminal (a file, a pipe, CI) and no
+    COLUMNS is set, lines are not wrapped at rich's default of 80 columns, so that a table
+    row or a path stays on one line for grep and for whoever reads the log."""
+    if sys.stdout.isatty() or "COLUMNS" in os.environ:
+        return Console()
+    return Console(width=_UNWRAPPED_WIDTH)
+
+
+_UNWRAPPED_WIDTH = 1000
 
 
 @contextlib.contextmanager

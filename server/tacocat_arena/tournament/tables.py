@@ -61,6 +61,20 @@ STANDINGS_COLUMNS: Final[tuple[str, ...]] = (
 
 RATINGS_DOC: Final[str] = "docs/ratings.md"
 
+STANDINGS_LEGEND: Final[str] = (
+    "Score: 1 per win, 1/2 per draw; ranked by score per game. Elo ±95%: the rating and its "
+    f"95% interval ({RATINGS_DOC}). Forf: games lost by forfeit (timeout, illegal or "
+    "malformed action, disconnect, crash). ms/dec: mean time per decision, as the referee "
+    "measured it (send to receipt)."
+)
+"""The key to the terminal standings' short headers."""
+
+CROSSTABLE_LEGEND: Final[str] = (
+    "A cell is the row bot's wins-losses-draws against the column bot, and its points in "
+    "brackets: 0-10-0 (0) is ten losses."
+)
+"""The key to the terminal crosstable's cells."""
+
 Crosstable = Mapping[str, Mapping[str, "CrossCell"]]
 """``cross[row][col]``: the row bot's record against the column bot (no diagonal)."""
 
@@ -436,8 +450,8 @@ def write_report_md(
 
 
 def render_standings(rows: Sequence[StandingsRow], *, title: str | None = "Standings") -> Table:
-    """The standings as a rich table for the terminal."""
-    table = Table(title=title)
+    """The standings as a rich table for the terminal, with a legend of its short headers."""
+    table = Table(title=title, caption=STANDINGS_LEGEND, caption_justify="left")
     for header in ("#", "Bot", "Games", "W", "L", "D", "Score", "Elo", "±95%", "Forf", "ms/dec"):
         table.add_column(header, justify="left" if header == "Bot" else "right")
     for row in rows:
@@ -461,7 +475,7 @@ def render_crosstable(
     bots: Sequence[str], cross: Crosstable, *, title: str | None = "Crosstable"
 ) -> Table:
     """The crosstable as a rich table: row bot's ``w-l-d (points)`` against each column."""
-    table = Table(title=title)
+    table = Table(title=title, caption=CROSSTABLE_LEGEND, caption_justify="left")
     table.add_column("Bot")
     for bot in bots:
         table.add_column(bot, justify="center")
