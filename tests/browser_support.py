@@ -5,11 +5,11 @@ one (the network here reaches package registries only) and start Debian's ``chro
 through ``executable_path``. The tests run as root on a closed network, hence ``--no-sandbox``
 and the flags that stop Chromium from phoning home.
 
-Use it from a test module with ``from browser_support import browser, browser_page  # noqa``
-(pytest finds fixtures by name in the module's namespace), or import ``launch_browser`` for a
-bench. Every page opened through ``browser_page`` records console errors, uncaught exceptions
-and any request that leaves ``file://``/``data:``/loopback, so a test can assert that a page
-works offline with ``watch.assert_clean()``.
+tests/conftest.py loads this module as a pytest plugin, so any test can ask for the
+``browser`` and ``browser_page`` fixtures by name; a script or bench can call
+``launch_browser``. Every page opened through ``browser_page`` records console errors,
+uncaught exceptions and any request that leaves ``file://``/``data:``/loopback, so a test can
+assert that a page works offline with ``watch.assert_clean()``.
 """
 
 from __future__ import annotations

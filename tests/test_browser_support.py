@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser_support import browser, browser_page, file_url, is_local_url  # noqa: F401
+from browser_support import file_url, is_local_url
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +17,7 @@ def test_local_urls_are_files_data_and_loopback() -> None:
     assert not is_local_url("https://cdn.example.org/lib.js")
 
 
-def test_a_clean_page_passes(browser_page, tmp_path: Path) -> None:  # noqa: F811
+def test_a_clean_page_passes(browser_page, tmp_path: Path) -> None:
     page = tmp_path / "clean.html"
     page.write_text("<!doctype html><title>ok</title><p id=x>hello</p>", encoding="utf-8")
     browser_page.page.goto(file_url(page))
@@ -27,7 +27,7 @@ def test_a_clean_page_passes(browser_page, tmp_path: Path) -> None:  # noqa: F81
     assert shot.stat().st_size > 0
 
 
-def test_console_errors_exceptions_and_network_are_caught(browser_page, tmp_path: Path) -> None:  # noqa: F811
+def test_console_errors_exceptions_and_network_are_caught(browser_page, tmp_path: Path) -> None:
     page = tmp_path / "dirty.html"
     page.write_text(
         "<!doctype html><title>bad</title>"

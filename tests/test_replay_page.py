@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import browser, browser_page, file_url  # noqa: F401
+from browser_support import file_url
 from click.testing import CliRunner
+from replay_support import engine_states, read_table
 
 from tacocat_arena.cli import main
-from tacocat_arena.engine import Forfeit, Game, Ruleset, Termination, to_record
+from tacocat_arena.engine import Game, Ruleset, Termination, to_record
 from tacocat_arena.engine.record import action_from_json
 from tacocat_arena.play.local import play_game
 from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
@@ -40,33 +41,6 @@ def a_record(seed: int = 4, *, forfeit: bool = False) -> dict[str, Any]:
         short.forfeit(1, Termination.FORFEIT_TIMEOUT, "no answer within 1000 ms")
         record = to_record(short)
     return record
-
-
-def engine_states(record: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """Event index -> the engine's table right after the action that logged that event."""
-    game = Game(Ruleset.from_dict(record["ruleset"]), record["seed"])
-    states: dict[int, dict[str, Any]] = {}
-    for entry in record["actions"]:
-        seat, action = action_from_json(entry)
-        before = len(game.events)
-        if isinstance(action, Forfeit):
-            game.forfeit(seat, action.termination, action.detail)
-        else:
-            game.apply(seat, action)
-        if len(game.events) > before:
-            won = [0, 0]
-            for result in game.round_results:
-                if result.winner is not None:
-                    won[result.winner] += 1
-            states[len(game.events) - 1] = {
-                "hands": [list(game.hands[0]), list(game.hands[1])],
-                "discards": list(game.discards),
-                "position": game.tacocat,
-                "covered": [i for i, c in enumerate(game.covered) if c],
-                "won": won,
-                "round": game.round,
-            }
-    return states
 
 
 @pytest.mark.parametrize("forfeit", [False, True], ids=["to-a-goal", "cut-by-a-timeout"])
@@ -102,25 +76,6 @@ def test_the_page_escapes_names_and_embeds_no_seed() -> None:
     assert str(record["seed"]) not in page.split('id="replay-data">')[1].split("</script>")[0]
 
 
-def read_table(page: Any) -> dict[str, Any]:
-    return page.evaluate(
-        """() => ({
-          index: Number(document.getElementById('step').dataset.index),
-          hands: [0, 1].map(s => {
-            const c = document.getElementById('hand-' + s).dataset.cards;
-            return c ? c.split(' ').map(Number) : [];
-          }),
-          discards: (d => d ? d.split(' ').map(Number) : [])(
-            document.getElementById('discards').dataset.cards),
-          position: Number(document.getElementById('tacocat').dataset.pos),
-          covered: [...document.querySelectorAll('#board .tile.covered')]
-            .map(t => Number(t.dataset.space)).sort((a, b) => a - b),
-          won: document.getElementById('score').dataset.won.split('-').map(Number),
-          text: document.getElementById('event-text').textContent,
-        })"""
-    )
-
-
 def write_page(tmp_path: Path, record: dict[str, Any], game_id: str) -> Path:
     games = tmp_path / "games.jsonl"
     games.write_text(json.dumps({"id": game_id, "seats": list(NAMES), "record": record}) + "\n")
@@ -147,7 +102,7 @@ def test_replay_html_refuses_a_tampered_record(tmp_path: Path) -> None:
 def test_clicking_through_a_whole_game_shows_the_engine_state(
     browser_page,
     tmp_path: Path,
-    forfeit: bool,  # noqa: F811
+    forfeit: bool,
 ) -> None:
     record = a_record(forfeit=forfeit)
     path = write_page(tmp_path, record, "greedy-random-d0")
@@ -176,7 +131,7 @@ def test_clicking_through_a_whole_game_shows_the_engine_state(
 
 
 @pytest.mark.slow
-def test_keys_rounds_and_autoplay(browser_page, tmp_path: Path) -> None:  # noqa: F811
+def test_keys_rounds_and_autoplay(browser_page, tmp_path: Path) -> None:
     record = a_record()
     path = write_page(tmp_path, record, "g")
     page = browser_page.page

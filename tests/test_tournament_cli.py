@@ -245,6 +245,8 @@ def test_small_tournament_outputs_agree_with_the_plan_and_each_other(tmp_path: P
         "games.jsonl",
         "results.json",
         "report.md",
+        "report.html",
+        "replays",
         "tournament.sqlite",
         "logs",
     }

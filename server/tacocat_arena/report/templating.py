@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from tacocat_arena.engine import Termination
+from tacocat_arena.tournament.tables import CrossCell
 
 #: How each ending reads in a sentence ("... by ..."), keyed by the engine's own enum.
 ENDINGS: Final[dict[Termination, str]] = {
@@ -39,17 +40,40 @@ def _autoescape(name: str | None) -> bool:
     return name is None or not name.endswith(".md.j2")
 
 
+def points(value: float) -> str:
+    """Points as people write them: 3, 2.5."""
+    return f"{value:g}"
+
+
+def fixed(value: float | None, digits: int) -> str:
+    """A number to ``digits`` decimals, or an em dash for a missing value."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def score_colour(cell: CrossCell) -> str:
+    """A cell's background: red for 0 points of the pairing, green for all, pale near half."""
+    share = cell.points / cell.games if cell.games else 0.5
+    hue = round(120 * share)
+    saturation = round(20 + 120 * abs(share - 0.5))
+    return f"hsl({hue}, {saturation}%, 82%)"
+
+
+def md(text: object) -> str:
+    """Text made safe for a Markdown table cell."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The shared environment: HTML templates autoescaped, Markdown ones not."""
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("tacocat_arena.report", "templates"),
         autoescape=_autoescape,
         undefined=jinja2.StrictUndefined,
-        trim_blocks=False,
-        lstrip_blocks=False,
         keep_trailing_newline=True,
     )
+    env.filters.update(points=points, fixed=fixed, score_colour=score_colour, md=md)
+    return env
 
 
 @cache

@@ -132,6 +132,7 @@ def run_command(
         + (f" ({outcome.resumed_from} were already done)" if outcome.resumed_from else "")
         + f". Results: {', '.join(str(config.out / f) for f in OUTPUT_FILES)}"
     )
+    console.print(f"Open the report in a browser: {config.out / 'report.html'}")
 
 
 def output_console() -> Console:

@@ -115,6 +115,7 @@ class TournamentConfig:
     out: Path = Path("tacocat-results")
     connect_timeout_s: float = 30.0
     max_restarts: int = 3
+    name: str = ""  # the event's name in reports; "" = the output folder's name
     base_dir: Path = field(default_factory=Path.cwd)
     #: Debug mode (``--debug``): the bots' output goes to the terminal, not to their logs.
     debug: bool = False
@@ -186,6 +187,11 @@ class TournamentConfig:
             failure_policy=self.failure_policy,
         )
 
+    @property
+    def event_name(self) -> str:
+        """The name reports give the event: ``name``, or else the output folder's name."""
+        return self.name or self.out.name
+
     def fingerprint(self) -> str:
         """A hash of what decides the games: bots, games, seed, clocks, policy, ruleset."""
         data = {
@@ -212,6 +218,7 @@ class TournamentConfig:
             "failure_policy": self.failure_policy.value,
             "ruleset": self.ruleset.to_dict(),
             "fingerprint": self.fingerprint(),
+            "name": self.event_name,
         }
 
 
@@ -228,6 +235,7 @@ _KEYS = {
     "out",
     "connect_timeout",
     "max_restarts",
+    "name",
 }
 
 
@@ -285,6 +293,7 @@ def load_config(
         "grace_ms": _typed(data, "grace_ms", int, DEFAULT_GRACE_MS, source),
         "connect_timeout_s": float(_typed(data, "connect_timeout", (int, float), 30.0, source)),
         "max_restarts": _typed(data, "max_restarts", int, 3, source),
+        "name": _typed(data, "name", str, "", source),
         "ruleset": ruleset,
         "out": Path(_typed(data, "out", str, "tacocat-results", source)),
         "base_dir": base_dir,

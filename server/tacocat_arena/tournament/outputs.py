@@ -1,7 +1,8 @@
 """Writing a tournament's result files from its database.
 
 standings.csv, crosstable.csv, games.jsonl (one line per game, its full record included;
-written once the tournament is complete), results.json and report.md; all are rebuilt from
+written once the tournament is complete), results.json, report.md and report.html (with
+replays/, one page per game, once complete); all are rebuilt from
 the database, so they always agree with it and with each other, and a resumed tournament
 writes the same files as an uninterrupted one.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tacocat_arena.report.writer import write_reports
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.tables import (
@@ -22,12 +24,18 @@ from tacocat_arena.tournament.tables import (
     compute_crosstable,
     compute_standings,
     write_crosstable_csv,
-    write_report_md,
     write_results_json,
     write_standings_csv,
 )
 
-OUTPUT_FILES = ("standings.csv", "crosstable.csv", "games.jsonl", "results.json", "report.md")
+OUTPUT_FILES = (
+    "standings.csv",
+    "crosstable.csv",
+    "games.jsonl",
+    "results.json",
+    "report.md",
+    "report.html",
+)
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,11 @@ def write_outputs(
     write_results_json(
         out / "results.json", tables.standings, tables.bots, tables.crosstable, metadata
     )
-    write_report_md(out / "report.md", tables.standings, tables.crosstable, metadata)
+    # report.html, report.md and (once complete) replays/: the report package's pages.
+    games = ((result, record) for result, _, record in store.rows())
+    write_reports(
+        config, tables.standings, tables.crosstable, games, complete=complete, planned=planned
+    )
     if complete:
         # Written only at the end: its records hold the deal seeds (I2, until it is over).
         _write_games(out / "games.jsonl", store)

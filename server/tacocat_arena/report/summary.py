@@ -1,0 +1,220 @@
+"""What a tournament report says, as plain values: the event, its settings in words, the
+tables, the per-bot figures and the games. report.html and report.md render the same values.
+
+It holds nothing a page may not show: no command line (they hold absolute paths), no token,
+and the tournament seed only once every game is over (every deal derives from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from tacocat_arena import __version__
+from tacocat_arena.engine import Ruleset, Termination, TieRule
+from tacocat_arena.engine.ruleset import default_arrows
+from tacocat_arena.referee.settings import FailurePolicy
+from tacocat_arena.report.templating import FORFEIT_HEADINGS, ending_words
+from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.tournament.figures import FORFEIT_KINDS, BotFigures
+from tacocat_arena.tournament.tables import CrossCell, Crosstable, GameResult, StandingsRow
+
+POLICY_WORDS: dict[FailurePolicy, str] = {
+    FailurePolicy.FORFEIT: (
+        "a timeout, an illegal or a malformed answer forfeits the game (a loss)"
+    ),
+    FailurePolicy.DEFAULT_ACTION: (
+        "after a timeout, an illegal or a malformed answer the referee plays a default legal "
+        "move for the bot and the game goes on; a lost connection still forfeits"
+    ),
+}
+
+TIE_WORDS: dict[TieRule, str] = {
+    TieRule.REPLAY_ROUND: "equal last cards tie the round: it is dealt again on the same space",
+    TieRule.ARROW: (
+        "equal last cards go to the player the space's arrow points to "
+        "(on a two-arrow space the round is dealt again)"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One line of "how it was played": a label and a sentence."""
+
+    label: str
+    words: str
+
+
+@dataclass(frozen=True)
+class GameLine:
+    """One game in the list of games, with the relative link to its replay (if published)."""
+
+    game_id: str
+    seats: tuple[str, str]
+    result: str
+    winner: int | None
+    ending: str
+    rounds: int
+    replay_href: str | None
+
+
+@dataclass(frozen=True)
+class CrossRow:
+    """One row of the crosstable in standings order: ``cells[j]`` is None on the diagonal."""
+
+    bot: str
+    cells: tuple[CrossCell | None, ...]
+    points: float
+
+
+@dataclass(frozen=True)
+class ReportSummary:
+    """Everything report.html and report.md show."""
+
+    name: str
+    built: str
+    version: str
+    complete: bool
+    played: int
+    planned: int
+    bots: tuple[Setting, ...]
+    settings: tuple[Setting, ...]
+    standings: tuple[StandingsRow, ...]
+    crosstable: tuple[CrossRow, ...]
+    figures: tuple[BotFigures, ...]
+    forfeit_kinds: tuple[tuple[Termination, str], ...]
+    games: tuple[GameLine, ...]
+    replays_note: str
+
+
+def bot_kind(bot: BotSpec) -> str:
+    """What sort of entrant a bot is, without its command line (it may hold paths)."""
+    if bot.is_external:
+        return "connects to the referee by itself"
+    if bot.command.startswith("builtin:"):
+        return f"an example bot, {bot.command}"
+    return "a program started by the arena"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def deck_words(ruleset: Ruleset) -> str:
+    """"38 cards: 1×2, 2×3, ..." (value×copies)."""
+    counts = ", ".join(f"{value}×{ruleset.deck[value]}" for value in sorted(ruleset.deck))
+    return f"{ruleset.deck_size} cards (value×copies: {counts})"
+
+
+def board_words(ruleset: Ruleset) -> str:
+    """The spaces' hand sizes and arrows in a sentence."""
+    sizes = " ".join(str(size) for size in ruleset.hand_sizes)
+    text = (
+        f"{ruleset.spaces} spaces between the goals; cards dealt to each player on each space, "
+        f"from the first player's goal to the second's: {sizes}"
+    )
+    if tuple(ruleset.arrows) == default_arrows(ruleset.spaces):
+        return text + (
+            "; on the centre both replace cards at once, elsewhere the player farther from "
+            "winning replaces first"
+        )
+    firsts = " ".join(
+        "both" if len(seats) == 2 else f"seat {next(iter(seats))}" for seats in ruleset.arrows
+    )
+    return text + f"; who replaces first on each space: {firsts}"
+
+
+def config_settings(config: TournamentConfig, *, complete: bool) -> tuple[Setting, ...]:
+    """The tournament's settings in words."""
+    games = config.games_per_pairing
+    clock = _seconds(config.move_timeout_s) + " per decision"
+    clock += (
+        f", plus a time bank of {_seconds(config.time_bank_s)} per bot per game"
+        if config.time_bank_s
+        else ", no time bank"
+    )
+    clock += f"; {config.grace_ms} ms of grace for the referee and the network"
+    ruleset = config.ruleset
+    seed = (
+        f"{config.seed}: every deal derives from it, so anyone can replay the tournament"
+        if complete
+        else "kept secret until every game is over (every deal derives from it)"
+    )
+    return (
+        Setting(
+            "Games",
+            f"{games} per pairing: {games // 2} deals, each played twice with the seats "
+            "swapped (duplicate), so luck of the deal evens out",
+        ),
+        Setting("Clock", clock),
+        Setting("Failures", POLICY_WORDS[config.failure_policy]),
+        Setting("Deck", deck_words(ruleset)),
+        Setting("Board", board_words(ruleset)),
+        Setting("Ties", TIE_WORDS[ruleset.tie_rule]),
+        Setting(
+            "Round cap",
+            f"a game still undecided after {ruleset.max_rounds} rounds is a draw",
+        ),
+        Setting("Seed", seed),
+    )
+
+
+def crosstable_rows(rows: Sequence[StandingsRow], cross: Crosstable) -> tuple[CrossRow, ...]:
+    """The crosstable in standings order, with each row bot's points."""
+    order = [row.bot for row in rows]
+    return tuple(
+        CrossRow(
+            bot=a,
+            cells=tuple(None if a == b else cross[a][b] for b in order),
+            points=sum(cell.points for cell in cross.get(a, {}).values()),
+        )
+        for a in order
+    )
+
+
+def game_line(result: GameResult, href: str | None) -> GameLine:
+    """One game of the list: its result, ending in words and replay link."""
+    score = {None: "½–½", 0: "1–0", 1: "0–1"}[result.winner]
+    return GameLine(
+        game_id=result.game_id,
+        seats=result.seats,
+        result=score,
+        winner=result.winner,
+        ending=ending_words(result.reason),
+        rounds=result.rounds,
+        replay_href=href,
+    )
+
+
+def build_summary(
+    config: TournamentConfig,
+    standings: Sequence[StandingsRow],
+    cross: Crosstable,
+    figures: Mapping[str, BotFigures],
+    games: Sequence[GameLine],
+    *,
+    complete: bool,
+    planned: int,
+    replays_note: str,
+    built: datetime | None = None,
+) -> ReportSummary:
+    """The report's values for ``config``'s tournament as it stands."""
+    when = (built or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    return ReportSummary(
+        name=config.event_name,
+        built=when,
+        version=__version__,
+        complete=complete,
+        played=len(games),
+        planned=planned,
+        bots=tuple(Setting(bot.name, bot_kind(bot)) for bot in config.bots),
+        settings=config_settings(config, complete=complete),
+        standings=tuple(standings),
+        crosstable=crosstable_rows(standings, cross),
+        figures=tuple(figures[row.bot] for row in standings),
+        forfeit_kinds=tuple((kind, FORFEIT_HEADINGS[kind]) for kind in FORFEIT_KINDS),
+        games=tuple(games),
+        replays_note=replays_note,
+    )

@@ -1,0 +1,7 @@
+"""Fixtures shared by every test module.
+
+``browser`` and ``browser_page`` (tests/browser_support.py): a headless system Chromium and a
+watched page in it; the tests that use them skip with the reason where there is none.
+"""
+
+pytest_plugins = ["browser_support"]
