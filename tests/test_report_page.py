@@ -200,7 +200,8 @@ def test_an_unfinished_tournament_shows_no_seed_and_no_replay(
     standings, cross = compute_standings(results, bots), compute_crosstable(results, bots)
     written = write_reports(config, standings, cross, games, complete=False, planned=12)
     text = written.read_text(encoding="utf-8")
-    assert "in progress" in text and "3 of 12 games played" in text
+    assert "in progress" in text and "3 of 12 games played" in text and "Partial results" in text
+    assert "**Partial**: 3 of 12 planned games" in (tmp_path / "partial" / "report.md").read_text()
     assert (
         str(SEED) not in text and str(SEED) not in (tmp_path / "partial" / "report.md").read_text()
     )
