@@ -201,3 +201,13 @@ def test_node_bot_in_a_cli_tournament(tmp_path: Path) -> None:
         assert sorted(game["seats"]) == ["greedy", "node"]
         assert game["reason"] in ("goal", "round_cap"), game.get("detail")
         replay(game["record"])
+
+
+def test_the_node_bot_passes_tacocat_arena_check() -> None:
+    from check_support import run_check
+
+    code, report = run_check(f"{NODE} {NODE_BOT}")
+    outcome = {r["name"]: r["status"] for r in report["results"]}
+    assert code == 0, report
+    # The Node bot does not opt in to batches; every other check passes.
+    assert {name for name, status in outcome.items() if status != "pass"} == {"batches"}

@@ -322,5 +322,34 @@ def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> N
         click.echo(f"(best of {repeats} interleaved runs of {seconds:g} s each)")
 
 
+@main.command()
+@click.argument("command")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option(
+    "--move-timeout",
+    type=click.IntRange(1, 600_000),
+    default=2000,
+    show_default=True,
+    metavar="MS",
+    help="The allowance per decision, in milliseconds.",
+)
+@click.option(
+    "--log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the bot's output in this file (default: a temporary file).",
+)
+@click.option("--name", default="bot", show_default=True, help="The bot's name in the check.")
+def check(command: str, as_json: bool, move_timeout: int, log: Path | None, name: str) -> None:
+    """Put a bot through the protocol's conformance checks: run this first on a new bot.
+
+    COMMAND starts the bot as a tournament would (a command line, or builtin:NAME); it gets
+    TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and TACOCAT_ARENA_BOT.  Every check prints
+    PASS or FAIL with what was expected and what came back.  Exit code 0 only when all pass.
+    """
+    from tacocat_arena.check.cli import check_command
+
+    check_command(command, as_json=as_json, move_timeout_ms=move_timeout, log=log, name=name)
+
+
 if __name__ == "__main__":
     main()

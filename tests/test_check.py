@@ -1,0 +1,83 @@
+"""``tacocat-arena check``: every example bot passes, and each broken bot fails the check that
+names its flaw.  The bots are real processes over loopback gRPC, started as `run` starts them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from check_support import REPO_ROOT, run_check, statuses
+
+from tacocat_arena.check import CHECK_NAMES
+
+pytestmark = [pytest.mark.slow]
+
+RAW_BOT = "python tests/check_bots/raw_bot.py"
+
+
+@pytest.mark.parametrize("bot", ["builtin:random", "builtin:greedy", "builtin:search"])
+def test_every_check_passes_on_the_python_example_bots(bot: str) -> None:
+    code, report = run_check(bot)
+    failed = [r for r in report["results"] if r["status"] != "pass"]
+    assert code == 0 and report["passed"], failed
+    assert [r["name"] for r in report["results"]] == list(CHECK_NAMES)
+    assert not failed  # the SDK accepts batches, so not even `batches` is skipped
+
+
+def test_a_bot_written_from_the_proto_alone_passes_and_skips_only_batches() -> None:
+    code, report = run_check(f"{RAW_BOT} none")
+    assert code == 0, report
+    skipped = {name for name, status in statuses(report).items() if status != "pass"}
+    assert skipped == {"batches"}
+    (batches,) = [r for r in report["results"] if r["name"] == "batches"]
+    assert "accept_batches" in batches["detail"]
+
+
+@pytest.mark.parametrize(
+    ("flaw", "failing"),
+    [
+        ("ignore-errors", {"errors-logged"}),
+        ("no-jumbo-defence", {"defend-sequence", "defend-set-with-sacrifice"}),
+        ("exit-on-game-end", {"replace-second"}),
+    ],
+)
+def test_a_broken_bot_fails_the_check_that_names_its_flaw(flaw: str, failing: set[str]) -> None:
+    code, report = run_check(f"{RAW_BOT} {flaw}", "--move-timeout", "300")
+    assert code == 1
+    outcome = statuses(report)
+    assert failing <= {name for name, status in outcome.items() if status == "fail"}
+    # Everything before the first failure passed: the check blames the flaw, not the bot.
+    first = min(CHECK_NAMES.index(name) for name in failing)
+    assert all(outcome[name] in ("pass", "skip") for name in CHECK_NAMES[:first]), outcome
+
+
+def test_an_answer_to_the_wrong_request_is_named_in_the_failure() -> None:
+    code, report = run_check(f"{RAW_BOT} wrong-request-id", "--move-timeout", "200")
+    assert code == 1
+    first = report["results"][1]
+    assert (first["name"], first["status"]) == ("replace-first", "fail")
+    assert "request 1" in first["expected"]
+    assert "request_id 2" in first["got"] and "never sent" in first["got"]
+
+
+def test_a_bot_that_exits_at_once_fails_the_handshake_and_runs_nothing_else() -> None:
+    code, report = run_check(f"{sys.executable} -c 'raise SystemExit(3)'")
+    assert code == 1
+    outcome = statuses(report)
+    assert outcome["handshake"] == "fail"
+    assert "exited with code 3" in report["results"][0]["got"]
+    assert set(outcome.values()) == {"fail", "not run"}
+
+
+def test_a_missing_command_is_a_clear_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "check", "no-such-bot-command"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "Error:" in done.stderr and "no-such-bot-command" in done.stderr
+    assert "Traceback" not in done.stderr
