@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,15 @@ def test_presentation_filters() -> None:
     assert score_colour(CrossCell(wins=4)).startswith("hsl(120,")
     assert score_colour(CrossCell(losses=4)).startswith("hsl(0,")
     assert score_colour(CrossCell(wins=1, losses=1)) == "hsl(60, 20%, 82%)"
+
+
+def test_bench_report_prints_its_figures() -> None:
+    from click.testing import CliRunner
+
+    from tacocat_arena.cli import main
+
+    result = CliRunner().invoke(main, ["bench", "report", "--games", "12", "--bots", "3"])
+    assert result.exit_code == 0, result.output
+    assert "games: 12 over 3 bots" in result.output
+    assert re.search(r"report.html \+ report.md: \d+\.\d\d s CPU", result.output)
+    assert re.search(r"with every replay: +\d+\.\d\d s CPU .* replays [\d.]+ MB", result.output)

@@ -275,6 +275,27 @@ def bench_duplicate_command(pairs: int, seed: int, epsilon: float) -> None:
     click.echo(measure_duplicate_efficiency(pairs, seed, epsilon=epsilon).summary())
 
 
+@bench.command("report")
+@click.option("--games", "-n", default=1000, show_default=True, help="Games in the report.")
+@click.option("--bots", default=8, show_default=True, help="Bots the games are spread over.")
+def bench_report_command(games: int, bots: int) -> None:
+    """Time report.html (with report.md) for GAMES played games, then with every replay."""
+    from tacocat_arena.bench.report import bench_report
+
+    if games < 1 or bots < 2:
+        raise click.UsageError("--games must be >= 1 and --bots >= 2")
+    f = bench_report(games, bots=bots)
+    click.echo(f"games: {f.games} over {f.bots} bots")
+    click.echo(
+        f"report.html + report.md: {f.report_cpu_s:.2f} s CPU ({f.report_wall_s:.2f} s wall), "
+        f"report.html {f.report_bytes / 1e3:,.0f} kB"
+    )
+    click.echo(
+        f"with every replay:       {f.full_cpu_s:.2f} s CPU ({f.full_wall_s:.2f} s wall), "
+        f"replays {f.replay_bytes / 1e6:,.1f} MB ({f.replay_bytes / f.games / 1e3:.0f} kB each)"
+    )
+
+
 @bench.command("referee")
 @click.option("--seconds", default=5.0, show_default=True, help="Length of each measurement.")
 @click.option("--games-at-once", default=32, show_default=True, help="Games in flight for (c).")
