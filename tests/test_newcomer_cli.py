@@ -276,3 +276,33 @@ def test_tables_have_a_legend_and_do_not_wrap_when_stdout_is_not_a_terminal(
     assert "ms/dec: mean time per decision" in legend
     assert "0-10-0 (0) is ten losses" in legend
     assert lines[-1].startswith("2 games played in") and lines[-1].endswith("report.md")
+
+
+# -- point 15: --strict makes a bot's exception fatal ---------------------------------------
+@pytest.mark.slow
+def test_strict_stops_a_bot_at_its_first_exception(tmp_path: Path) -> None:
+    (tmp_path / "buggy.py").write_text(
+        "from tacocat_bot import Bot, run\n\n"
+        "class Buggy(Bot):\n"
+        "    def duel(self, view):\n"
+        "        raise KeyError('no such card')\n\n"
+        "run(Buggy())\n"
+    )
+    done = arena(
+        "play",
+        "python buggy.py",
+        "greedy",
+        "--games",
+        "2",
+        "--strict",
+        "--out",
+        "out",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    import json
+
+    games = [json.loads(line) for line in (tmp_path / "out" / "games.jsonl").open()]
+    assert [game["reason"] for game in games] == ["crash", "crash"]
+    log = (tmp_path / "out" / "logs" / "buggy.log").read_text()
+    assert "KeyError: 'no such card'" in log and "played duel" not in log

@@ -37,8 +37,21 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 _RESULTS = {pb.GAME_RESULT_WIN: "win", pb.GAME_RESULT_LOSS: "loss", pb.GAME_RESULT_DRAW: "draw"}
 
 
+#: Set to 1 (or pass ``run(..., strict=True)``) to make an exception in a decision method
+#: end the bot instead of being replaced by a default move: for debugging.
+STRICT_ENV = "TACOCAT_BOT_STRICT"
+
+
 class SessionError(RuntimeError):
-    """The referee refused or ended the session abnormally; the message says why."""
+    """The referee refused or ended the session abnormally: ``status`` is the gRPC status
+    name (e.g. ``UNAUTHENTICATED``) and ``details`` the referee's reason; ``str()`` is
+    ``STATUS: details``, the line docs/protocol.md asks a bot to print."""
+
+    def __init__(self, status: str, details: str, address: str) -> None:
+        super().__init__(f"{status}: {details}")
+        self.status = status
+        self.details = details
+        self.address = address
 
 
 @dataclass
@@ -50,6 +63,8 @@ class SessionSummary:
     losses: int = 0
     draws: int = 0
     errors: list[str] = field(default_factory=list)
+    #: Decisions whose method raised and were replaced by a default move.
+    bot_errors: int = 0
 
 
 @dataclass(frozen=True)
@@ -65,14 +80,42 @@ def run(
     name: str | None = None,
     *,
     max_concurrent_games: int = 0,
+    strict: bool | None = None,
+    exit_on_error: bool = True,
 ) -> SessionSummary:
     """Connect ``bot`` to a referee and play until the session ends.
 
     Address, token and name default to TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and
-    TACOCAT_ARENA_BOT (then to 127.0.0.1:50051, no token and ``bot.name``).  An exception in
-    a decision method is printed and the SDK plays a default legal action instead, so one bug
-    does not lose every game; fix what it prints.
+    TACOCAT_ARENA_BOT (then to 127.0.0.1:50051, no token and ``bot.name``).
+
+    An exception in a decision method is reported on stderr (the first of each game with
+    its traceback) and the SDK plays a default legal action instead, so one bug does not
+    lose every game.  ``strict`` (default: TACOCAT_BOT_STRICT=1 in the environment) lets
+    the exception end ``run`` instead, for debugging.
+
+    When the referee refuses or breaks the session, ``run`` prints ``STATUS: message`` to
+    stderr and exits with status 1, as docs/protocol.md asks of every bot; with
+    ``exit_on_error=False`` it raises ``SessionError`` instead.
     """
+    if strict is None:
+        strict = os.environ.get(STRICT_ENV, "") not in ("", "0")
+    try:
+        return _play(bot, address, token, name, max_concurrent_games, strict)
+    except SessionError as error:
+        if not exit_on_error:
+            raise
+        print(error, file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _play(
+    bot: Bot,
+    address: str | None,
+    token: str | None,
+    name: str | None,
+    max_concurrent_games: int,
+    strict: bool,
+) -> SessionSummary:
     address = address or os.environ.get("TACOCAT_ARENA_ADDRESS") or DEFAULT_ADDRESS
     token = token if token is not None else os.environ.get("TACOCAT_ARENA_TOKEN", "")
     name = name or os.environ.get("TACOCAT_ARENA_BOT") or bot.name
@@ -96,6 +139,7 @@ def run(
 
     summary = SessionSummary()
     games: dict[str, _GameInfo] = {}
+    policy = _BotErrors(type(bot).__name__, strict, summary)
     with grpc.insecure_channel(address) as channel:
         stream = arena_pb2_grpc.ArenaStub(channel).Play(requests(), wait_for_ready=True)
         try:
@@ -106,7 +150,7 @@ def run(
                 answers: list[pb.Action] = []
                 ended = False
                 for item in batch:
-                    ended = _handle(bot, item, games, summary, answers) or ended
+                    ended = _handle(bot, item, games, summary, answers, policy) or ended
                 if len(answers) == 1:
                     outbox.put(pb.BotMessage(action=answers[0]))
                 elif answers:
@@ -118,9 +162,7 @@ def run(
             details = error.details() if hasattr(error, "details") else str(error)
             if status is grpc.StatusCode.CANCELLED:
                 return summary
-            raise SessionError(
-                f"session with {address} failed: {getattr(status, 'name', status)}: {details}"
-            ) from None
+            raise SessionError(str(getattr(status, "name", status)), details, address) from None
         finally:
             outbox.put(None)
     return summary
@@ -132,17 +174,19 @@ def _handle(
     games: dict[str, _GameInfo],
     summary: SessionSummary,
     answers: list[pb.Action],
+    policy: _BotErrors,
 ) -> bool:
     """Act on one referee message (answers go to ``answers``); True when the session ends."""
     case = message.WhichOneof("message")
     if case == "decision_request":
-        answers.append(_decide(bot, message.decision_request, games))
+        answers.append(_decide(bot, message.decision_request, games, policy))
     elif case == "game_start":
         start = message.game_start
         games[start.game_id] = _GameInfo(ruleset_from_pb(start.ruleset), start.seat)
         bot.on_game_start(start.game_id, start.seat, start.opponent_name)
     elif case == "game_end":
         _end_game(bot, message.game_end, games, summary)
+        policy.game_over(message.game_end.game_id)
     elif case == "error":
         error = message.error
         text = (
@@ -157,20 +201,60 @@ def _handle(
     return False
 
 
-def _decide(bot: Bot, request: pb.DecisionRequest, games: dict[str, _GameInfo]) -> pb.Action:
+class _BotErrors:
+    """What an exception in a decision method does: in strict mode it ends the bot; else it
+    is reported on stderr, with its traceback the first time in a game and counted after
+    that (a bug that fires every move would otherwise bury the log), and the game goes on
+    with a default move."""
+
+    def __init__(self, bot_class: str, strict: bool, summary: SessionSummary) -> None:
+        self.bot_class = bot_class
+        self.strict = strict
+        self.summary = summary
+        self.by_game: dict[str, int] = {}
+
+    def replaced(self, game_id: str, kind: str, action: object) -> None:
+        """Report a decision that raised (call from the ``except`` block) and was replaced."""
+        self.summary.bot_errors += 1
+        count = self.by_game[game_id] = self.by_game.get(game_id, 0) + 1
+        if count > 1:
+            return
+        traceback.print_exc()
+        print(
+            f"tacocat_bot: {self.bot_class}.{kind}() raised in game {game_id}; played "
+            f"{action} instead. Further errors in this game are counted, not shown; set "
+            f"{STRICT_ENV}=1 (or run(bot, strict=True)) to stop at the first one.",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def game_over(self, game_id: str) -> None:
+        """Say how many decisions of the finished game were replaced, if more than one."""
+        count = self.by_game.pop(game_id, 0)
+        if count > 1:
+            print(
+                f"tacocat_bot: game {game_id}: {count} decisions raised and were replaced by "
+                "default moves",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def _decide(
+    bot: Bot, request: pb.DecisionRequest, games: dict[str, _GameInfo], policy: _BotErrors
+) -> pb.Action:
     info = games[request.game_id]
     kind = KIND_FROM_PB[request.kind]
     max_replace = request.legal.replace.max_discard if request.legal.HasField("replace") else 0
     view = view_from_pb(request.view, info.ruleset, kind, max_replace)
-    try:
+    if policy.strict:
         action = bot.act(view)
-    except Exception:
-        traceback.print_exc()
-        action = default_action(view)
-        print(
-            f"tacocat_bot: {type(bot).__name__}.{kind.value}() raised; played {action} instead",
-            file=sys.stderr,
-        )
+    else:
+        try:
+            action = bot.act(view)
+        except Exception:
+            action = default_action(view)
+            policy.replaced(request.game_id, kind.value, action)
     return action_to_pb(request.game_id, request.request_id, action)
 
 

@@ -41,9 +41,14 @@ def play_local(
     seed: int = 0,
     ruleset: Ruleset = DEFAULT_RULESET,
 ) -> MatchScore:
-    """Play ``games`` games (an even number is fairest): every deal seed twice, seats swapped,
-    as tournaments do.  Raises whatever a bot raises, and ValueError on an illegal action,
-    so bugs show up at once."""
+    """Play ``games`` games, an even number: every deal seed twice, seats swapped, as
+    tournaments do (an odd number would give one bot the last deal's better seat).  Raises
+    whatever a bot raises, and ValueError on an illegal action, so bugs show up at once."""
+    if isinstance(games, bool) or not isinstance(games, int) or games < 2 or games % 2:
+        raise ValueError(
+            f"games: must be an even number >= 2 (each deal is played twice, seats swapped); "
+            f"got {games!r}"
+        )
     wins = losses = draws = 0
     for index in range(games):
         swapped = index % 2 == 1

@@ -9,6 +9,10 @@ import click
 
 from tacocat_arena import __version__
 
+STRICT_HELP = (
+    "Python SDK bots stop at the first exception in a decision method (TACOCAT_BOT_STRICT=1 "
+    "in their environment) instead of playing a default move: for debugging."
+)
 DEBUG_HELP = (
     "Debug mode, for a bot under a debugger: no clock (as --move-timeout 0), one game at a "
     "time, and the bots' output (and input, for breakpoints) on this terminal instead of "
@@ -47,6 +51,7 @@ def main() -> None:
 @click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
 def run(
     config_file: Path | None,
     bots: tuple[str, ...],
@@ -59,6 +64,7 @@ def run(
     resume: bool,
     quiet: bool,
     debug: bool,
+    strict: bool,
 ) -> None:
     """Run a round-robin tournament and write its result tables.
 
@@ -74,6 +80,7 @@ def run(
         resume=resume,
         quiet=quiet,
         debug=debug,
+        strict=strict,
         overrides={
             "games_per_pairing": games,
             "seed": seed,
@@ -105,6 +112,7 @@ def run(
     help="Output folder (default: a new folder under tacocat-results/matches).",
 )
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
 def play(
     first: str,
     second: str,
@@ -114,6 +122,7 @@ def play(
     move_timeout: float,
     out: Path | None,
     debug: bool,
+    strict: bool,
 ) -> None:
     """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
     example bot's name (random, greedy, search) or builtin:NAME."""
@@ -128,6 +137,7 @@ def play(
         resume=False,
         quiet=False,
         debug=debug,
+        strict=strict,
         overrides={
             "games_per_pairing": games,
             "seed": seed,

@@ -56,12 +56,16 @@ def run_command(
     serve_at: tuple[str, int] | None = None,
     tokens: Mapping[str, str] | None = None,
     debug: bool = False,
+    strict: bool = False,
 ) -> None:
     """``tacocat-arena run`` (and ``serve``): load, play, write, show.
 
-    ``debug`` is the debug mode of ``--debug``: see ``DEBUG_OVERRIDES``.
+    ``debug`` is the debug mode of ``--debug``: see ``DEBUG_OVERRIDES``.  ``strict`` sets
+    the SDK's strict mode in the environment that the bots inherit.
     """
     console = output_console()
+    if strict:
+        os.environ[STRICT_ENV] = "1"
     if debug:
         overrides = {**overrides, **DEBUG_OVERRIDES}
         quiet = True  # a progress bar would fight the bots' output
@@ -236,6 +240,10 @@ def _run_with_progress(
             )
         )
 
+
+#: The variable that puts the Python SDK in strict mode (``tacocat_bot.client.STRICT_ENV``;
+#: the tournament layer does not import the SDK).
+STRICT_ENV = "TACOCAT_BOT_STRICT"
 
 #: What ``--debug`` sets: no clock at all (the referee waits as long as a bot stands at a
 #: breakpoint), and one game at a time so that the bots' output reads in order.
