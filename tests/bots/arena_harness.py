@@ -97,7 +97,9 @@ class BotFarm:
         self.bots: list[BotProcess] = []
         self._files: list[Any] = []
 
-    def start(self, name: str, token: str | None = None, **options: Any) -> BotProcess:
+    def start(
+        self, name: str, token: str | None = None, script: Path = SCRIPTED_BOT, **options: Any
+    ) -> BotProcess:
         index = len(self.bots)
         record = self.tmp_path / f"bot{index}-{name}.jsonl"
         stderr = self.tmp_path / f"bot{index}-{name}.stderr"
@@ -113,7 +115,7 @@ class BotFarm:
         err = stderr.open("wb")
         self._files.append(err)
         process = subprocess.Popen(
-            [sys.executable, str(SCRIPTED_BOT)],
+            [sys.executable, str(script)],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -12,6 +12,10 @@ discards and the covered spaces are tuples that are replaced, never mutated, and
 log is append-only, so a view can share them without copying (that is most of the engine's
 speed).  Board positions: 0 is seat 0's goal, ``1..N`` the spaces,
 ``N + 1`` seat 1's goal.
+
+Beside the full log (hidden cards included, for records), the game keeps each seat's public
+form of the current round's events, appended as they happen (``seen``): a seat's view holds
+only that, so nothing RULES-SPEC I2 forbids is reachable from a view at all.
 """
 
 from __future__ import annotations
@@ -42,6 +46,51 @@ from tacocat_arena.engine.types import (
 )
 
 Event = dict[str, Any]
+
+
+class ReadOnlyEvent(dict[str, Any]):
+    """A public event as views hold it: a dict (JSON-ready, compares equal to a plain one)
+    that refuses changes, so no bot can rewrite the history another seat or a record sees."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("a view's events are read-only; copy one with dict(event)")
+
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[ReadOnlyEvent], tuple[dict[str, Any]]]:
+        return (ReadOnlyEvent, (dict(self),))  # copy and pickle build it whole
+
+
+def public_event(event: Event, seat: Seat) -> Event:
+    """The part of a full-log ``event`` that ``seat`` may know (I1, never I2).
+
+    Idempotent: an event already in public form (as a bot's SDK rebuilds it from the wire)
+    comes back unchanged.
+    """
+    kind = event["type"]
+    if kind == "deal" and "hands" in event:
+        return {
+            "type": "deal",
+            "round": event["round"],
+            "position": event["position"],
+            "hand_size": event["hand_size"],
+            "hand": event["hands"][seat],
+        }
+    if kind == "replace":
+        shown: dict[str, Any] = {
+            "type": "replace",
+            "round": event["round"],
+            "seat": event["seat"],
+            "discarded": event["discarded"],
+        }
+        if event["seat"] == seat and "drawn" in event:
+            shown["drawn"] = event["drawn"]
+        return shown
+    return event  # duel, attack, defend, showdown, round_end, forfeit, game_end: all public
+
 
 MAX_SEED = 2**64
 _NO_PENDING: frozenset[Seat] = frozenset()
@@ -97,6 +146,7 @@ class Game:
         "actions",
         "round_start",
         "round_results",
+        "seen",
         "decisions",
         "_simultaneous",
         "_rng",
@@ -124,6 +174,8 @@ class Game:
         self.actions: list[tuple[Seat, Action | Forfeit]] = []
         self.round_start = 0
         self.round_results: tuple[RoundResult, ...] = ()
+        # Each seat's public form of this round's events (I1), in log order; views copy them.
+        self.seen: tuple[list[Event], list[Event]] = ([], [])
         self.decisions = 0
         self._simultaneous = False
         self._rng = random.Random(seed)
@@ -166,16 +218,8 @@ class Game:
         game.hands = [tuple(sorted(hands[0])), tuple(sorted(hands[1]))]
         game.draw_pile = list(draw_pile)
         game.events = []
-        game._log(
-            {
-                "type": "deal",
-                "round": game.round,
-                "position": game.tacocat,
-                "hand_size": len(hands[0]),
-                "hands": (game.hands[0], game.hands[1]),
-                "draw_pile": tuple(draw_pile),
-            }
-        )
+        game.seen = ([], [])
+        game._log_deal(len(hands[0]))
         arrows = ruleset.arrows_at(game.tacocat)
         game._simultaneous = len(arrows) == 2
         if phase is DecisionKind.REPLACE:
@@ -306,15 +350,13 @@ class Game:
         rest.sort()
         self.hands[seat] = tuple(rest)
         self.discards += cards
-        self._log(
-            {
-                "type": "replace",
-                "round": self.round,
-                "seat": seat,
-                "discarded": cards,
-                "drawn": tuple(drawn),
-            }
-        )
+        drawn_cards = tuple(drawn)
+        shown = {"type": "replace", "round": self.round, "seat": seat, "discarded": cards}
+        full = {**shown, "drawn": drawn_cards}
+        if seat == SEAT_0:
+            self._log_private(full, full, shown)  # I2: the drawn cards only to the drawer
+        else:
+            self._log_private(full, shown, full)
 
     def _duel(self, seat: Seat, action: Duel) -> None:
         if action.card not in self.hands[seat]:
@@ -399,6 +441,7 @@ class Game:
     def _deal(self) -> None:
         self.round += 1
         self.round_start = len(self.events)
+        self.seen = ([], [])
         size = self.ruleset.hand_size_at(self.tacocat)
         deck = _shuffled(self.ruleset, self._rng)  # S2, M4
         self.hands = [tuple(sorted(deck[:size])), tuple(sorted(deck[size : 2 * size]))]
@@ -408,20 +451,20 @@ class Game:
         self.attacker = None
         self.replace_cap = None
         self._committed = {}
-        self._log(
-            {
-                "type": "deal",
-                "round": self.round,
-                "position": self.tacocat,
-                "hand_size": size,
-                "hands": (self.hands[0], self.hands[1]),
-                "draw_pile": tuple(self.draw_pile),
-            }
-        )
+        self._log_deal(size)
         self.phase = DecisionKind.REPLACE
         arrows = self.ruleset.arrows_at(self.tacocat)
         self._simultaneous = len(arrows) == 2
         self.pending = _BOTH if self._simultaneous else _ONLY[next(iter(arrows))]  # R1, R3
+
+    def _log_deal(self, size: int) -> None:
+        hands = (self.hands[0], self.hands[1])
+        common = {"type": "deal", "round": self.round, "position": self.tacocat, "hand_size": size}
+        self._log_private(
+            {**common, "hands": hands, "draw_pile": tuple(self.draw_pile)},
+            {**common, "hand": hands[0]},
+            {**common, "hand": hands[1]},
+        )
 
     def _start_duel(self) -> None:
         self.phase = DecisionKind.DUEL
@@ -493,7 +536,17 @@ class Game:
         )
 
     def _log(self, event: Event) -> None:
-        self.events.append(event)  # append only: views hold (events, start, stop) snapshots
+        """Append an event both seats may see whole, to the log and to both seats' views."""
+        shown = ReadOnlyEvent(event)  # one immutable copy, shared by the log and both seats
+        self.events.append(shown)  # append only
+        self.seen[0].append(shown)
+        self.seen[1].append(shown)
+
+    def _log_private(self, event: Event, shown0: Event, shown1: Event) -> None:
+        """Append an event holding cards not every seat may see, with each seat's form (I2)."""
+        self.events.append(event)
+        self.seen[0].append(ReadOnlyEvent(shown0))
+        self.seen[1].append(ReadOnlyEvent(shown1))
 
 
 _DISPATCH: dict[type, tuple[DecisionKind, Callable[[Game, Seat, Any], None]]] = {

@@ -1,18 +1,19 @@
 """What one seat may know (RULES-SPEC I1), and nothing it may not (I2).
 
 ``build_view`` is the only place that decides what a seat sees; the referee's protobuf view
-and the SDK's view are plain mappings of a ``SeatView``.  ``public_event`` strips every event of
-the full log down to what the viewing seat may know: its own dealt hand and draws, never the
-opponent's hand, its draws or the draw pile.
+and the SDK's view are plain mappings of a ``SeatView``.  A view holds values only: small
+tuples, the ruleset, and the seat's own public copy of this round's events, which the game
+appends as events happen (``Game.seen``, built with ``public_event``).  It holds no reference
+to the game, its full log, its draw pile or its random state, so nothing RULES-SPEC I2 forbids
+is reachable from it by any attribute, however deep (tests/test_view_walk.py walks them all).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from tacocat_arena.engine import legal
-from tacocat_arena.engine.game import Event, Game
+from tacocat_arena.engine.game import Event, Game, public_event
 from tacocat_arena.engine.ruleset import Ruleset
 from tacocat_arena.engine.types import Card, DecisionKind, RoundResult, Seat
 
@@ -39,9 +40,9 @@ class SeatView(NamedTuple):
 
     An immutable named tuple (cheap to build: one is made for every decision).
     Board positions: 0 is seat 0's goal, ``1..N`` the spaces, ``N + 1`` seat 1's goal.
-    ``events`` is this round's public history, oldest first (see docs/game-record.md); it
-    is derived on access from ``log[log_start:log_stop]``, the game's own append-only event
-    log, which holds hidden cards and is private to the view: read ``events``, never ``log``.
+    ``events`` is this round's public history as this seat may know it, oldest first (see
+    docs/game-record.md), each a read-only dict; ``log_start`` is the index of its first
+    event in the game's whole log (so that encoders of both seats can share conversions).
     """
 
     seat: Seat
@@ -54,9 +55,8 @@ class SeatView(NamedTuple):
     covered: tuple[bool, ...]
     ruleset: Ruleset
     discards: tuple[Card, ...]
-    log: Sequence[Event]
+    events: tuple[Event, ...]
     log_start: int
-    log_stop: int
     past_rounds: tuple[RoundResult, ...]
     attacker: Seat | None
     current_attack: tuple[Card, ...]
@@ -66,16 +66,6 @@ class SeatView(NamedTuple):
     def legal(self) -> LegalOptions | None:
         """The legal options of the pending decision (None if none is pending)."""
         return legal_options(self)
-
-    @property
-    def round_log(self) -> tuple[Event, ...]:
-        """This round's events in the game's own (full) form: internal, hidden cards included."""
-        return tuple(self.log[self.log_start : self.log_stop])
-
-    @property
-    def events(self) -> tuple[Event, ...]:
-        """This round's public history, oldest first, as this seat may know it (I1)."""
-        return tuple(public_event(event, self.seat) for event in self.round_log)
 
     @property
     def opponent(self) -> Seat:
@@ -123,9 +113,8 @@ def build_view(game: Game, seat: Seat) -> SeatView:
             game.covered,
             game.ruleset,
             game.discards,
-            game.events,
+            tuple(game.seen[seat]),
             game.round_start,
-            len(game.events),
             game.round_results,
             game.attacker,
             game.current_attack,
@@ -152,29 +141,4 @@ def legal_options(view: SeatView) -> LegalOptions | None:
 _new = tuple.__new__
 
 
-def public_event(event: Event, seat: Seat) -> Event:
-    """The part of a full-log ``event`` that ``seat`` may know (I1, never I2).
-
-    Idempotent: an event already in public form (as a bot's SDK rebuilds it from the wire)
-    comes back unchanged.
-    """
-    kind = event["type"]
-    if kind == "deal" and "hands" in event:
-        return {
-            "type": "deal",
-            "round": event["round"],
-            "position": event["position"],
-            "hand_size": event["hand_size"],
-            "hand": event["hands"][seat],
-        }
-    if kind == "replace":
-        shown: dict[str, Any] = {
-            "type": "replace",
-            "round": event["round"],
-            "seat": event["seat"],
-            "discarded": event["discarded"],
-        }
-        if event["seat"] == seat and "drawn" in event:
-            shown["drawn"] = event["drawn"]
-        return shown
-    return event  # duel, attack, defend, showdown, round_end, forfeit, game_end: all public
+__all__ = ["LegalOptions", "SeatView", "build_view", "legal_options", "public_event"]

@@ -27,7 +27,6 @@ from tacocat_arena.engine import (
     SeatView,
     Termination,
     TieRule,
-    public_event,
 )
 from tacocat_arena.engine.legal import defence_options, distinct_values, legal_attacks
 
@@ -291,16 +290,20 @@ class ViewEncoder:
             self._round, self._converted = view.round, 0
             message.round = view.round
             del message.events[:]
-        log, start, stop = view.log, view.log_start, view.log_stop
+        seen, start = view.events, view.log_start
         events = message.events
         shared = self._converted_log
-        for index in range(start + self._converted, stop):
-            while len(shared) <= index:
-                shared.append(event_to_pb(public_event(log[len(shared)], self.seat)))
+        if len(shared) < start:
+            # Earlier rounds' events neither seat converted: never sent again, never read.
+            shared.extend([None] * (start - len(shared)))
+        for offset in range(self._converted, len(seen)):
+            index = start + offset
+            if len(shared) == index:
+                shared.append(event_to_pb(seen[offset]))
             converted = shared[index]
             if converted is not None:
                 events.append(converted)
-        self._converted = stop - start
+        self._converted = len(seen)
         if not self._static_board:
             message.board.CopyFrom(board_to_pb(view.ruleset, view.tacocat, view.covered))
             self._static_board = True
@@ -400,9 +403,8 @@ def view_from_pb(
         covered=covered,
         ruleset=ruleset,
         discards=tuple(message.discards),
-        log=events,
+        events=events,
         log_start=0,
-        log_stop=len(events),
         past_rounds=tuple(round_result_from_pb(r) for r in message.past_rounds),
         attacker=_optional(message, "attacker"),
         current_attack=tuple(message.current_attack),
