@@ -7,14 +7,30 @@ The round is won by the LOWER last card, and a sacrifice always costs your lowes
   - attack: play as many cards as possible, never your lowest one, to force sacrifices;
   - defend: beat each attack card with the cheapest card that does it, never your lowest.
 
+With ``epsilon`` > 0 it plays a uniformly random legal move instead, with that chance at every
+decision (``builtin:greedy?epsilon=0.1``): a baseline whose strength can be dialled down.
+
 Run it:  python example_bots/greedy_bot.py
 """
 
+import random
+
+from tacocat_arena.play.policies import RandomPolicy
 from tacocat_bot import Bot, run
 
 
 class GreedyBot(Bot):
     name = "greedy"
+
+    def __init__(self, epsilon: float = 0.0, seed: int | None = None) -> None:
+        self.epsilon = epsilon
+        self.rng = random.Random(seed)
+        self.explore = RandomPolicy(self.rng)
+
+    def act(self, view):
+        if self.epsilon and self.rng.random() < self.epsilon:
+            return self.explore.act(view)
+        return super().act(view)
 
     def replace(self, view):
         lowest, *rest = view.hand

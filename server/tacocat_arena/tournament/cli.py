@@ -33,6 +33,7 @@ from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
 from tacocat_arena.report import render_replay
 from tacocat_arena.tournament.bots import BotStartError, check_command
+from tacocat_arena.tournament.builtins import BuiltinError, is_builtin, parse_builtin
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
     ConfigError,
@@ -278,9 +279,12 @@ def match_bots(first: str, second: str) -> list[str]:
     """``--bot`` specs for ``tacocat-arena play A B``: names from the commands."""
     specs = []
     for index, text in enumerate((first, second)):
-        command = f"builtin:{text}" if text in BUILTIN_BOTS else text
-        if command.startswith("builtin:"):
-            name = command.removeprefix("builtin:")
+        command = f"builtin:{text}" if text.partition("?")[0] in BUILTIN_BOTS else text
+        if is_builtin(command):
+            try:
+                name = parse_builtin(command).label
+            except BuiltinError as error:
+                raise click.ClickException(str(error)) from None
         else:
             try:
                 words = shlex.split(command)

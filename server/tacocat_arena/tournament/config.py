@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,13 +23,11 @@ from tacocat_arena.referee.settings import (
     FailurePolicy,
     RefereeSettings,
 )
+from tacocat_arena.tournament.builtins import BUILTINS, BuiltinError, is_builtin, parse_builtin
 
-#: The example bots that ``builtin:NAME`` names, as importable modules.
-BUILTIN_BOTS = {
-    "random": "example_bots.random_bot",
-    "greedy": "example_bots.greedy_bot",
-    "search": "example_bots.search_bot",
-}
+#: The example bots that ``builtin:NAME`` names, as importable modules (tournament/builtins.py
+#: holds them with their options).
+BUILTIN_BOTS = {name: builtin.module for name, builtin in BUILTINS.items()}
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+")
 
 
@@ -60,9 +57,8 @@ class BotSpec:
 
     def argv(self) -> list[str]:
         """The command as an argument list (builtins run with this Python)."""
-        if self.command.startswith("builtin:"):
-            module = BUILTIN_BOTS[self.command.removeprefix("builtin:")]
-            return [sys.executable, "-m", module]
+        if is_builtin(self.command):
+            return parse_builtin(self.command).argv()  # options: tournament/builtins.py
         return shlex.split(self.command)
 
     @classmethod
@@ -88,9 +84,11 @@ class BotSpec:
                 f"bot {name!r}: the command is empty (only `tacocat-arena serve` takes bots "
                 "that connect by themselves)"
             )
-        if command.startswith("builtin:") and command.removeprefix("builtin:") not in BUILTIN_BOTS:
-            choices = ", ".join(f"builtin:{b}" for b in BUILTIN_BOTS)
-            raise ConfigError(f"bot {name!r}: unknown {command!r}; the built-ins are {choices}")
+        if is_builtin(command):
+            try:
+                parse_builtin(command)
+            except BuiltinError as error:
+                raise ConfigError(f"bot {name!r}: {error}") from None
         try:
             shlex.split(command)
         except ValueError as error:

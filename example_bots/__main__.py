@@ -1,0 +1,24 @@
+"""Run a built-in bot with options: ``python -m example_bots "builtin:search?budget=30"``.
+
+``tacocat-arena run`` starts built-ins given options this way (see
+``tacocat_arena.tournament.builtins``); a built-in without options runs as its own module.
+"""
+
+import sys
+
+from tacocat_arena.tournament.builtins import BuiltinError, parse_builtin
+from tacocat_bot import run
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 1:
+        sys.exit('usage: python -m example_bots "builtin:NAME?key=value&..."')
+    try:
+        spec = parse_builtin(argv[0])
+    except BuiltinError as error:
+        sys.exit(str(error))
+    run(spec.make())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,184 @@
+"""The flat action space: every decision of the game as a sequence of single choices.
+
+A learning library wants a fixed, small set of action ids and a legal subset of it at every
+step, while a defence against a jumbo attack can have thousands of options.  So a decision is
+built one card at a time, and the engine receives the whole action only when it is complete:
+
+- ``card(v)`` (one id per card value of the deck, lowest first): discard a ``v`` (replace),
+  duel with ``v``, add ``v`` to the attack, or defend the attack card being answered with ``v``;
+- ``DONE``: the replace or the attack is complete;
+- ``SACRIFICE``: answer the attack card being answered with a sacrifice (P2, P4).
+
+Replaced and attack cards are chosen in ascending order, so each engine action has exactly
+one path; a defence answers the attack's cards in their order (as ``Defend.answers`` does).
+Legality at every step is read from the engine's own enumerations (``legal_attacks``,
+``defence_options``, the view's ``max_replace``): every legal engine action is reachable and no
+path reaches an illegal one.  docs/envs.md has the table.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tacocat_arena.engine import (
+    Action,
+    Attack,
+    Card,
+    DecisionKind,
+    Defend,
+    Duel,
+    IllegalActionError,
+    Replace,
+    Ruleset,
+    SeatView,
+    legal_attacks,
+)
+
+Answer = Card | None
+
+
+@dataclass(frozen=True)
+class ActionCodec:
+    """The flat action ids of one ruleset's deck: ``card(v)`` ids, then DONE, then SACRIFICE."""
+
+    values: tuple[Card, ...]
+
+    @classmethod
+    def of(cls, ruleset: Ruleset) -> ActionCodec:
+        """The codec of ``ruleset`` (its deck's distinct values decide the ids)."""
+        return _codec(ruleset)
+
+    @property
+    def done(self) -> int:
+        """The id that completes a replace or an attack."""
+        return len(self.values)
+
+    @property
+    def sacrifice(self) -> int:
+        """The id that answers the attack card being answered with a sacrifice."""
+        return len(self.values) + 1
+
+    @property
+    def size(self) -> int:
+        """How many ids there are (the size of the action space)."""
+        return len(self.values) + 2
+
+    def card(self, value: Card) -> int:
+        """The id of card value ``value``."""
+        return self._index()[value]
+
+    def value(self, action_id: int) -> Card:
+        """The card value of a ``card(v)`` id."""
+        return self.values[action_id]
+
+    def name(self, action_id: int) -> str:
+        """A short readable name of an id: ``"7"``, ``"done"`` or ``"sacrifice"``."""
+        if action_id == self.done:
+            return "done"
+        if action_id == self.sacrifice:
+            return "sacrifice"
+        return str(self.values[action_id])
+
+    def legal_ids(self, view: SeatView, chosen: tuple[Answer, ...]) -> tuple[int, ...]:
+        """The ids legal for ``view``'s pending decision after the choices ``chosen``, ascending."""
+        kind, hand = view.kind, view.hand
+        if kind is None:
+            return ()
+        index = self._index()
+        if kind is DecisionKind.DUEL:
+            return tuple(index[v] for v in sorted(set(hand)))
+        if kind is DecisionKind.ATTACK:
+            return _attack_steps(self, hand).get(chosen, ())
+        if kind is DecisionKind.DEFEND:
+            pool = Counter(hand)
+            pool.subtract(a for a in chosen if a is not None)
+            against = view.current_attack[len(chosen)]
+            fitting = sorted(v for v, n in pool.items() if n > 0 and v >= against)
+            return (*(index[v] for v in fitting), self.sacrifice)
+        # REPLACE: ascending cards, at most max_replace of them (R1, R2).
+        ids: list[int] = []
+        if len(chosen) < view.max_replace:
+            pool = Counter(hand)
+            pool.subtract(chosen)  # type: ignore[arg-type]
+            floor = chosen[-1] if chosen else None
+            ids = [index[v] for v in sorted(pool) if pool[v] > 0 and (floor is None or v >= floor)]
+        return (*ids, self.done)
+
+    def step(
+        self, view: SeatView, chosen: tuple[Answer, ...], action_id: int
+    ) -> tuple[tuple[Answer, ...], Action | None]:
+        """Take one step: the choices so far, and the engine action once it is complete.
+
+        Raises ``IllegalActionError`` (naming the rule of the decision) for an id that is not
+        legal now; ``chosen`` is never changed.
+        """
+        legal = self.legal_ids(view, chosen)
+        if action_id not in legal:
+            raise IllegalActionError(
+                _RULE.get(view.kind, "A0") if view.kind is not None else "W1",
+                f"action id {action_id!r} ({self._describe(action_id)}) is not legal now; "
+                f"legal: {', '.join(self.name(i) for i in legal) or 'none'}",
+            )
+        kind = view.kind
+        if kind is DecisionKind.DUEL:
+            return (), Duel(self.values[action_id])
+        if action_id == self.done:
+            cards = tuple(c for c in chosen if c is not None)
+            return (), Replace(cards) if kind is DecisionKind.REPLACE else Attack(cards)
+        answer: Answer = None if action_id == self.sacrifice else self.values[action_id]
+        chosen = (*chosen, answer)
+        if kind is DecisionKind.DEFEND and len(chosen) == len(view.current_attack):
+            return (), Defend(chosen)
+        return chosen, None
+
+    def path(self, action: Action) -> tuple[int, ...]:
+        """The ids that build ``action`` (the inverse of ``step``): for tests and teaching."""
+        index = self._index()
+        if isinstance(action, Duel):
+            return (index[action.card],)
+        if isinstance(action, Defend):
+            return tuple(self.sacrifice if a is None else index[a] for a in action.answers)
+        return (*(index[c] for c in sorted(action.cards)), self.done)
+
+    def _index(self) -> dict[Card, int]:
+        return _value_index(self.values)
+
+    def _describe(self, action_id: object) -> str:
+        if isinstance(action_id, int) and 0 <= action_id < self.size:
+            return self.name(action_id)
+        return f"outside 0..{self.size - 1}"
+
+
+_RULE = {
+    DecisionKind.REPLACE: "R1",
+    DecisionKind.DUEL: "D1",
+    DecisionKind.ATTACK: "P3",
+    DecisionKind.DEFEND: "P4",
+}
+
+
+@lru_cache(maxsize=64)
+def _codec(ruleset: Ruleset) -> ActionCodec:
+    return ActionCodec(tuple(sorted(set(ruleset.cards()))))
+
+
+@lru_cache(maxsize=64)
+def _value_index(values: tuple[Card, ...]) -> dict[Card, int]:
+    return {value: index for index, value in enumerate(values)}
+
+
+@lru_cache(maxsize=65536)
+def _attack_steps(
+    codec: ActionCodec, hand: tuple[Card, ...]
+) -> dict[tuple[Answer, ...], tuple[int, ...]]:
+    """For a hand, every prefix of a legal attack mapped to its legal next ids (the prefix
+    trie of ``legal_attacks``, which lists each attack as a sorted tuple)."""
+    index = _value_index(codec.values)
+    steps: dict[tuple[Answer, ...], set[int]] = {}
+    for attack in legal_attacks(hand):
+        for length in range(len(attack)):
+            steps.setdefault(attack[:length], set()).add(index[attack[length]])
+        steps.setdefault(attack, set()).add(codec.done)
+    return {prefix: tuple(sorted(ids)) for prefix, ids in steps.items()}

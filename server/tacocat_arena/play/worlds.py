@@ -1,0 +1,100 @@
+"""Sampled worlds: engine games consistent with everything one seat knows (determinizations).
+
+A search that cannot see the opponent's hand plays in imagined worlds instead.  Since every
+round reshuffles the whole deck (M4), only this round's hidden cards matter: the opponent's
+hand, what it drew and the order of the draw pile.  ``sample_world`` deals them at random
+among the cards the seat has not seen, under every constraint the round's public events put
+on them (a sacrifice is the lowest card not named, P4, so the opponent's hand holds nothing
+lower than a card it sacrificed), then rebuilds the round from its start with
+``Game.from_position`` and replays the round's actions.  The world thus reaches the very
+decision the view is pending on (the second replace of R2 included), through the engine's
+own rules, and the seat's view of it has the same hand and the same events.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from tacocat_arena.engine import (
+    Action,
+    Attack,
+    Card,
+    Defend,
+    Duel,
+    Game,
+    Replace,
+    SeatView,
+)
+
+
+def sample_world(view: SeatView, rng: random.Random) -> Game:
+    """A game at ``view``'s moment whose hidden cards are drawn at random, consistent with the
+    view (I1); its later rounds are dealt from a fresh random seed."""
+    me, opponent = view.seat, 1 - view.seat
+    events = view.events
+    my_start: tuple[Card, ...] = events[0]["hand"]
+    my_drawn: tuple[Card, ...] = ()
+    opponent_discards: tuple[Card, ...] = ()
+    opponent_played: list[Card] = []
+    floor: Card | None = None  # the opponent holds nothing lower (it sacrificed this)
+    replacers: list[int] = []
+    actions: list[tuple[int, Action]] = []
+    for event in events[1:]:
+        kind = event["type"]
+        if kind == "replace":
+            seat = event["seat"]
+            actions.append((seat, Replace(event["discarded"])))
+            replacers.append(seat)
+            if seat == me:
+                my_drawn = event["drawn"]
+            else:
+                opponent_discards = event["discarded"]
+        elif kind == "duel":
+            cards = event["cards"]
+            actions.append((0, Duel(cards[0])))
+            actions.append((1, Duel(cards[1])))
+            opponent_played.append(cards[opponent])
+        elif kind == "attack":
+            actions.append((event["seat"], Attack(event["cards"])))
+            if event["seat"] == opponent:
+                opponent_played.extend(event["cards"])
+        elif kind == "defend":
+            actions.append((event["seat"], Defend(event["answers"])))
+            if event["seat"] == opponent:
+                opponent_played.extend(a for a in event["answers"] if a is not None)
+                opponent_played.extend(event["sacrificed"])
+                if event["sacrificed"]:
+                    highest = max(event["sacrificed"])
+                    floor = highest if floor is None else max(floor, highest)
+    unseen = Counter(view.ruleset.cards())
+    for known in (my_start, my_drawn, opponent_discards, opponent_played):
+        unseen.subtract(known)
+    cards = list(unseen.elements())
+    rng.shuffle(cards)
+    eligible = [c for c in cards if floor is None or c >= floor]
+    hand = eligible[: view.opponent_hand_size]
+    rest = Counter(cards)
+    rest.subtract(hand)
+    pile_rest = list(rest.elements())
+    rng.shuffle(pile_rest)
+    after_replace = hand + opponent_played
+    rng.shuffle(after_replace)
+    opponent_drawn = after_replace[: len(opponent_discards)]
+    opponent_start = after_replace[len(opponent_discards) :] + list(opponent_discards)
+    draws: list[Card] = []
+    for seat in replacers:
+        draws.extend(my_drawn if seat == me else opponent_drawn)
+    hands = (my_start, tuple(opponent_start))
+    game = Game.from_position(
+        hands if me == 0 else (hands[1], hands[0]),
+        ruleset=view.ruleset,
+        draw_pile=tuple(draws + pile_rest),
+        tacocat=view.tacocat,
+        covered=tuple(i for i, covered in enumerate(view.covered) if covered),
+        round_number=view.round,
+        seed=rng.getrandbits(64),
+    )
+    for seat, action in actions:
+        game.apply(seat, action)
+    return game
