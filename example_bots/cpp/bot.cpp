@@ -1,0 +1,201 @@
+// A Tacocat Arena bot in C++: the greedy plan of example_bots/greedy_bot.py over raw gRPC.
+//
+// The round is won by the LOWER last card and a sacrifice always costs the lowest card, so:
+//   replace: throw away middle cards (5-8), good neither for fighting nor for the showdown;
+//   duel:    win the first attack with the highest card (with two cards, keep the higher back);
+//   attack:  as many cards as possible without spending the lowest card;
+//   defend:  beat each attack card with the cheapest card that does it, never the lowest.
+//
+// Protocol (proto/tacocat/v1/arena.proto, docs/protocol.md): one Arena.Play stream; Hello
+// first; one Action per DecisionRequest, echoing game_id and request_id; Errors logged; a
+// RefereeBatch handled element by element, its answers sent back in one ActionBatch;
+// SessionEnd -> half-close and exit 0; a non-OK status -> "STATUS: message" on stderr, exit 1.
+// It reads TACOCAT_ARENA_ADDRESS (host:port or unix:PATH), TACOCAT_ARENA_TOKEN, TACOCAT_ARENA_BOT.
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "tacocat/v1/arena.grpc.pb.h"
+
+namespace pb = tacocat::v1;
+
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+std::vector<uint32_t> hand_of(const pb::DecisionRequest& request) {
+  // The referee sends hands ascending.
+  return {request.view().hand().begin(), request.view().hand().end()};
+}
+
+void replace(const pb::DecisionRequest& request, pb::Action* action) {
+  std::vector<uint32_t> hand = hand_of(request);
+  uint32_t cap = request.legal().replace().max_discard();
+  auto* discard = action->mutable_replace();  // present even when empty: "keep the hand"
+  for (size_t i = 1; i < hand.size() && static_cast<uint32_t>(discard->discard_size()) < cap;
+       ++i) {
+    if (hand[i] >= 5 && hand[i] <= 8) discard->add_discard(hand[i]);
+  }
+}
+
+void duel(const pb::DecisionRequest& request, pb::Action* action) {
+  std::vector<uint32_t> hand = hand_of(request);
+  action->mutable_duel()->set_card(hand.size() > 2 ? hand.back() : hand.front());
+}
+
+void attack(const pb::DecisionRequest& request, pb::Action* action) {
+  std::vector<uint32_t> hand = hand_of(request);
+  uint32_t lowest = hand.front();
+  long spares = std::count(hand.begin(), hand.end(), lowest) - 1;
+  const pb::Attack* best = nullptr;
+  std::tuple<int, int, int> best_score;
+  for (const pb::Attack& option : request.legal().attack().attacks()) {
+    long spends = std::count(option.cards().begin(), option.cards().end(), lowest);
+    uint32_t top = *std::max_element(option.cards().begin(), option.cards().end());
+    std::tuple<int, int, int> score{spends <= spares ? 1 : 0, option.cards_size(),
+                                    -static_cast<int>(top)};
+    if (best == nullptr || score > best_score) best = &option, best_score = score;
+  }
+  *action->mutable_attack() = *best;  // AttackOptions.attacks is never empty (P6)
+}
+
+void defend(const pb::DecisionRequest& request, pb::Action* action) {
+  std::vector<uint32_t> pool = hand_of(request);
+  pool.erase(pool.begin());  // never spend the lowest card
+  auto* answers = action->mutable_defend();
+  for (uint32_t card : request.view().current_attack()) {
+    auto fitting = std::find_if(pool.begin(), pool.end(), [card](uint32_t v) { return v >= card; });
+    if (fitting != pool.end()) {
+      answers->add_answers()->set_defend_with(*fitting);
+      pool.erase(fitting);
+    } else {
+      answers->add_answers()->set_sacrifice(true);
+    }
+  }
+}
+
+pb::Action decide(const pb::DecisionRequest& request) {
+  pb::Action action;
+  action.set_game_id(request.game_id());
+  action.set_request_id(request.request_id());  // uint64 end to end
+  switch (request.kind()) {
+    case pb::DECISION_KIND_REPLACE: replace(request, &action); break;
+    case pb::DECISION_KIND_DUEL: duel(request, &action); break;
+    case pb::DECISION_KIND_ATTACK: attack(request, &action); break;
+    case pb::DECISION_KIND_DEFEND: defend(request, &action); break;
+    default: std::cerr << "cpp bot: unknown decision kind " << request.kind() << std::endl;
+  }
+  return action;
+}
+
+struct Tally {
+  int win = 0, loss = 0, draw = 0;
+};
+
+// Handles one referee message; returns false once the session is over.
+bool handle(const pb::RefereeMessage& message, std::vector<pb::Action>* answers, Tally* tally) {
+  switch (message.message_case()) {
+    case pb::RefereeMessage::kWelcome:
+      std::cerr << "cpp bot " << message.welcome().bot_name() << ": connected, session "
+                << message.welcome().session_id() << std::endl;
+      return true;
+    case pb::RefereeMessage::kGameStart:
+      return true;
+    case pb::RefereeMessage::kDecisionRequest:
+      answers->push_back(decide(message.decision_request()));
+      return true;
+    case pb::RefereeMessage::kError: {
+      const pb::Error& error = message.error();
+      std::cerr << "cpp bot: referee error " << pb::ErrorCode_Name(error.code()) << " ("
+                << pb::ErrorOutcome_Name(error.outcome()) << ") in game "
+                << (error.game_id().empty() ? "-" : error.game_id()) << ": " << error.message()
+                << std::endl;
+      return true;
+    }
+    case pb::RefereeMessage::kGameEnd: {
+      const pb::GameEnd& end = message.game_end();
+      if (end.result() == pb::GAME_RESULT_WIN) ++tally->win;
+      if (end.result() == pb::GAME_RESULT_LOSS) ++tally->loss;
+      if (end.result() == pb::GAME_RESULT_DRAW) ++tally->draw;
+      if (end.reason() != pb::END_REASON_GOAL && end.reason() != pb::END_REASON_ROUND_CAP) {
+        std::cerr << "cpp bot: game " << end.game_id() << " ended by "
+                  << pb::EndReason_Name(end.reason()) << ": " << end.detail() << std::endl;
+      }
+      return true;
+    }
+    case pb::RefereeMessage::kSessionEnd:
+      std::cerr << "cpp bot: session over (" << message.session_end().message() << "); won "
+                << tally->win << ", lost " << tally->loss << ", drew " << tally->draw << std::endl;
+      return false;
+    case pb::RefereeMessage::kBatch:
+      for (const pb::RefereeMessage& item : message.batch().messages()) {
+        if (!handle(item, answers, tally)) return false;
+      }
+      return true;
+    default:
+      return true;  // a newer referee's message: ignore what we do not know
+  }
+}
+
+}  // namespace
+
+int main() {
+  const std::string address = env_or("TACOCAT_ARENA_ADDRESS", "127.0.0.1:50051");
+  const std::string name = env_or("TACOCAT_ARENA_BOT", "cpp");
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto stub = pb::Arena::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_wait_for_ready(true);
+  std::unique_ptr<grpc::ClientReaderWriter<pb::BotMessage, pb::RefereeMessage>> stream(
+      stub->Play(&context));
+
+  pb::BotMessage hello;
+  hello.mutable_hello()->set_protocol_version(1);
+  hello.mutable_hello()->set_bot_name(name);
+  hello.mutable_hello()->set_token(env_or("TACOCAT_ARENA_TOKEN", ""));
+  hello.mutable_hello()->set_client_info("tacocat cpp example bot (grpc++ " +
+                                         grpc::Version() + ")");
+  hello.mutable_hello()->set_accept_batches(true);
+  stream->Write(hello);
+
+  Tally tally;
+  pb::RefereeMessage message;
+  bool open = true;
+  while (open && stream->Read(&message)) {
+    std::vector<pb::Action> answers;
+    open = handle(message, &answers, &tally);
+    pb::BotMessage reply;
+    if (answers.size() == 1) {
+      *reply.mutable_action() = answers.front();
+    } else if (answers.size() > 1) {
+      for (const pb::Action& answer : answers) *reply.mutable_actions()->add_actions() = answer;
+    }
+    if (!answers.empty() && !stream->Write(reply)) break;  // the stream is closing
+  }
+  stream->WritesDone();
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) {
+    static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
+                                   "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+                                   "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                   "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+                                   "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+                                   "UNAUTHENTICATED"};
+    int code = status.error_code();
+    std::cerr << (code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN") << ": "
+              << status.error_message() << std::endl;
+    return 1;
+  }
+  return 0;
+}

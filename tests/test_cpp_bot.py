@@ -1,0 +1,85 @@
+"""The C++ example bot (example_bots/cpp) builds from proto/ and plays by the protocol.
+
+Needs a C++ toolchain with Debian's gRPC (g++, cmake, pkg-config, libgrpc++-dev,
+protobuf-compiler-grpc; `.ci/run` installs them when missing); skipped with the reason
+otherwise.  The bot is built once per test session, into a temporary folder, as a user would
+build it (cmake, then cmake --build), then checked and played in a real tournament.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from check_support import REPO_ROOT, run_check, statuses
+
+pytestmark = [pytest.mark.slow]
+
+CPP_DIR = REPO_ROOT / "example_bots" / "cpp"
+TOOLS = ("g++", "cmake", "pkg-config", "protoc", "grpc_cpp_plugin")
+
+
+@pytest.fixture(scope="module")
+def cpp_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"no C++ gRPC toolchain: {', '.join(missing)} not on PATH")
+    probe = subprocess.run(["pkg-config", "--exists", "grpc++", "protobuf"], check=False)
+    if probe.returncode != 0:
+        pytest.skip("pkg-config finds no grpc++/protobuf (install libgrpc++-dev)")
+    build = tmp_path_factory.mktemp("cpp-build")
+    for step in (
+        ["cmake", "-S", str(CPP_DIR), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+        ["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)],
+    ):
+        done = subprocess.run(step, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    binary = build / "tacocat_cpp_bot"
+    assert binary.is_file()
+    return binary
+
+
+def test_the_cpp_bot_passes_every_check(cpp_bot: Path) -> None:
+    code, report = run_check(str(cpp_bot))
+    assert code == 0, report
+    assert set(statuses(report).values()) == {"pass"}  # batches included: it accepts them
+
+
+def test_the_cpp_bot_plays_a_tournament_against_python_greedy(
+    cpp_bot: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tacocat_arena.cli",
+            "run",
+            "--bot",
+            f"cpp={cpp_bot}",
+            "--bot",
+            "greedy=builtin:greedy",
+            "--games",
+            "6",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = {row["bot"]: row for row in csv.DictReader((out / "standings.csv").open())}
+    assert set(rows) == {"cpp", "greedy"}
+    assert rows["cpp"]["games"] == "6" and rows["cpp"]["forfeits"] == "0"
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 6
+    assert {game["reason"] for game in games} <= {"goal", "round_cap"}
