@@ -15,7 +15,7 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 
 from tacocat.v1 import arena_pb2 as pb
-from tacocat_arena.engine import DecisionKind, Ruleset
+from tacocat_arena.engine import DecisionKind, Ruleset, Termination
 from tacocat_arena.play.policies import RandomPolicy
 from tacocat_arena.referee import Referee, RefereeSettings, start_server
 from tacocat_arena.protocol.wire import (
@@ -43,10 +43,12 @@ PLAY_METHOD = "/tacocat.v1.Arena/Play"
 # -- referee --------------------------------------------------------------------------------------
 @contextlib.asynccontextmanager
 async def arena(
-    settings: RefereeSettings, tokens: Mapping[str, str] | None = TOKENS
+    settings: RefereeSettings,
+    tokens: Mapping[str, str] | None = TOKENS,
+    classify_disconnect: Callable[[str], Awaitable[Termination]] | None = None,
 ) -> AsyncIterator[tuple[Referee, int]]:
     """A referee serving on 127.0.0.1:<free port>; stopped (sessions ended) on exit."""
-    referee = Referee(tokens, settings)
+    referee = Referee(tokens, settings, classify_disconnect=classify_disconnect)
     server, port = await start_server(referee)
     try:
         yield referee, port

@@ -14,6 +14,7 @@ from tacocat_arena.referee.settings import (
     ClockSettings,
     FailurePolicy,
     RefereeSettings,
+    SessionLimits,
 )
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "Referee",
     "RefereeSettings",
     "SessionClosed",
+    "SessionLimits",
     "bind_port",
     "play_game",
     "start_server",

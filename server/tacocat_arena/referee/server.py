@@ -53,6 +53,8 @@ class Referee:
         #: Bots that are away: when each must be back by (``time.monotonic``), see
         #: ``wait_for_return``.
         self._return_by: dict[str, float] = {}
+        #: Bots whose last stream stopped reading and is still open (``ArenaServicer.Play``).
+        self.stalled: set[str] = set()
 
     def authenticate(self, name: str, token: str) -> bool:
         """True if ``token`` is ``name``'s secret (constant-time comparison)."""
@@ -210,6 +212,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 f"unknown bot {name!r} or wrong token: check TACOCAT_ARENA_BOT and "
                 "TACOCAT_ARENA_TOKEN",
             )
+        if name in referee.stalled:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"bot {name!r}: its last stream stopped reading and is still open; close it "
+                "(or its connection) before connecting again",
+            )
         if referee.live_session(name) is not None:
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
@@ -246,6 +254,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         reader = asyncio.create_task(self._read(context, session, unreadable))
         try:
             await session.closed.wait()  # the bot left, or the referee ended the session
+            if session.stalled and session.misconduct is not None:
+                await self._hold_stalled(name)
             if unreadable:  # end with an error status, not OK: this was no normal end
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, unreadable[0])
             if session.misconduct is not None:  # it broke a limit (SessionLimits)
@@ -257,6 +267,21 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             reader.cancel()
             await referee.unregister(session)
             log.info("bot %s disconnected (session %s)", name, session.session_id)
+
+    async def _hold_stalled(self, name: str) -> None:
+        """Keep a stream whose bot stopped reading until the bot or its connection goes.
+
+        Its games are already forfeited and its outbox freed.  A status cannot be sent: gRPC
+        sends it behind the write in flight, which the bot does not read, and grpc.aio has
+        no way to reset a stream from the server side.  gRPC cancels this coroutine when the
+        bot's side ends.  Meanwhile the name may not connect again, so each bot holds at most
+        one such stream (one message of at most ``max_batch_bytes`` in gRPC's buffers).
+        """
+        self.referee.stalled.add(name)
+        try:
+            await asyncio.get_running_loop().create_future()  # until cancelled by gRPC
+        finally:
+            self.referee.stalled.discard(name)
 
     async def _read(
         self, context: grpc.aio.ServicerContext, session: BotSession, unreadable: list[str]

@@ -109,6 +109,9 @@ class BotSession:
     #: Why the referee ended the session for the bot's conduct (None: the bot left, or the
     #: referee closed it normally).  The servicer ends such a stream with RESOURCE_EXHAUSTED.
     misconduct: str | None = None
+    #: Whether a write was still in flight when the session ended (the bot stopped reading):
+    #: gRPC cannot end such a stream from this side, see ``ArenaServicer.Play``.
+    stalled: bool = False
     #: Set while nothing waits in the outbox and no write is in flight.
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     game_slots: asyncio.Semaphore = field(init=False)
@@ -321,6 +324,7 @@ class BotSession:
         if self.closed.is_set():
             return
         self._why_closed = why
+        self.stalled = self._write_started is not None
         if misconduct:
             self.misconduct = why
         self.closed.set()

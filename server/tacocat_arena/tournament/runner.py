@@ -98,19 +98,30 @@ async def run_tournament(
 
         async def play(planned: PlannedGame) -> None:
             nonlocal done, played
-            # An absent bot is waited for before the game takes a slot: waiting games never
-            # hold slots that games between present bots could use.
-            for name in planned.seats:
-                await processes[name].ensure_running(
-                    referee, config.connect_timeout_s, config.max_restarts
-                )
-            async with slots:
+            # An absent bot is waited for before the game takes a slot, and again if it left
+            # while the game waited for one: waiting games never hold slots that games
+            # between present bots could use.
+            while True:
+                present = [
+                    await processes[name].ensure_running(
+                        referee, config.connect_timeout_s, config.max_restarts
+                    )
+                    for name in planned.seats
+                ]
+                await slots.acquire()
+                if all(present) and not all(map(referee.live_session, planned.seats)):
+                    slots.release()
+                    continue
+                break
+            try:
                 report = await _play_one(planned, referee, processes, config)
                 result = _result(report)
                 store.save(result, report.detail, report.record)
                 done += 1
                 played += 1
                 on_game(result, done, len(plan))
+            finally:
+                slots.release()
 
         tasks = [asyncio.create_task(play(game)) for game in todo]
         try:
