@@ -306,3 +306,38 @@ def test_strict_stops_a_bot_at_its_first_exception(tmp_path: Path) -> None:
     assert [game["reason"] for game in games] == ["crash", "crash"]
     log = (tmp_path / "out" / "logs" / "buggy.log").read_text()
     assert "KeyError: 'no such card'" in log and "played duel" not in log
+
+
+# -- point 14: the search bot's ms/decision is measured, not guessed ------------------------
+def test_bench_search_prints_ms_per_decision_by_kind(tmp_path: Path) -> None:
+    done = arena("bench", "search", "--games", "2", "--budget", "10", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "search bot, budget 10, 2 games against greedy (in process)"
+    table = {line.split()[0]: line.split()[1:] for line in lines[2:] if line[:1].isalpha()}
+    assert {"duel", "all"} <= set(table)  # every game has duels
+    decisions = int(table["all"][0])
+    assert decisions == sum(
+        int(row[0]) for kind, row in table.items() if kind not in ("all", "load")
+    )
+    assert float(table["all"][1]) > 0
+
+
+# -- point 12: the README's own example works as written -----------------------------------
+@pytest.mark.slow
+def test_the_readmes_bot_example_runs_as_written_with_the_venvs_command(tmp_path: Path) -> None:
+    import shlex
+
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text()
+    block = readme.split("# your bot against the examples")[1].split("```")[0]
+    commands = [shlex.split(line) for line in block.replace("\\\n", " ").splitlines()[1:]]
+    commands = [words for words in commands if words and not words[0].startswith("#")]
+    assert [words[0] for words in commands] == ["cp", ".venv/bin/tacocat-arena"]
+    (tmp_path / "example_bots").symlink_to(repo / "example_bots")
+    subprocess.run(commands[0], cwd=tmp_path, check=True)
+    run = commands[1][1:]
+    run[run.index("--games") + 1] = "2"  # the same command, fewer games
+    done = arena(*run, "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Tournament: 3 bots (mine, greedy, search)" in done.stdout

@@ -266,6 +266,30 @@ def bench_engine_command(games: int, seed: int) -> None:
     click.echo(f"decisions/s:  {figures.decisions_per_second:,.0f}")
 
 
+@bench.command("search")
+@click.option("--games", "-n", default=20, show_default=True, help="Games against greedy.")
+@click.option("--budget", default=150, show_default=True, help="The search bot's playouts.")
+@click.option("--seed", default=1, show_default=True, help="Seed of the deals and the bot.")
+def bench_search_command(games: int, budget: int, seed: int) -> None:
+    """Milliseconds per decision of the example search bot, in process against greedy:
+    CPU time (mean, median, 90th percentile) and wall time, by decision kind."""
+    from tacocat_arena.bench.search import bench_search
+
+    if games < 1 or budget < 1:
+        raise click.UsageError("--games and --budget must be at least 1")
+    figures = bench_search(games, budget=budget, seed=seed)
+    click.echo(f"search bot, budget {budget}, {games} games against greedy (in process)")
+    click.echo("kind       decisions  cpu mean  median     p90  wall mean  (ms)")
+    rows = [*figures.by_kind.items(), ("all", figures.overall)]
+    for kind, row in rows:
+        click.echo(
+            f"{kind:<10} {row.decisions:>9} {row.cpu_mean_ms:>9.1f} {row.cpu_median_ms:>7.1f} "
+            f"{row.cpu_p90_ms:>7.1f} {row.wall_mean_ms:>10.1f}"
+        )
+    if figures.load_average is not None:
+        click.echo("load average: " + ", ".join(f"{x:.2f}" for x in figures.load_average))
+
+
 @bench.command("duplicate")
 @click.option("--pairs", default=4000, show_default=True, help="Game pairs per method (>= 2).")
 @click.option("--seed", default=1, show_default=True, help="Seed of the measurement.")
