@@ -95,7 +95,12 @@ def run(
 @main.command()
 @click.argument("first", metavar="A")
 @click.argument("second", metavar="B")
-@click.option("--games", "-n", default=10, show_default=True, help="Games (even).")
+@click.option(
+    "--games",
+    "-n",
+    type=int,
+    help="Games (even); default 10, or with --sprt the cap, default 2000.",
+)
 @click.option("--seed", type=int, default=1, show_default=True, help="Match seed.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Games at once.")
 @click.option(
@@ -113,21 +118,48 @@ def run(
 )
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
+@click.option(
+    "--sprt",
+    metavar="ELO0,ELO1",
+    help="Play duplicate pairs until the SPRT accepts H0 (A - B = ELO0 Elo) or H1 (= ELO1). "
+    "Exit code 0: H1, 3: H0, 4: no decision within --games.",
+)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="SPRT false H1 rate.")
+@click.option("--beta", type=float, default=0.05, show_default=True, help="SPRT false H0 rate.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def play(
     first: str,
     second: str,
-    games: int,
+    games: int | None,
     seed: int,
     concurrency: int,
     move_timeout: float,
     out: Path | None,
     debug: bool,
     strict: bool,
+    sprt: str | None,
+    alpha: float,
+    beta: float,
+    quiet: bool,
 ) -> None:
     """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
-    example bot's name (random, greedy, search) or builtin:NAME."""
-    from tacocat_arena.tournament.cli import match_bots, run_command
+    example bot's name (random, greedy, search) or builtin:NAME.
 
+    It shows the score, the Elo difference A - B with its 95% interval and the likelihood of
+    superiority, from duplicate pairs; with --sprt, the test's log-likelihood ratio too.
+    """
+    from tacocat_arena.tournament.cli import match_bots, run_command
+    from tacocat_arena.tournament.live import DEFAULT_SPRT_GAMES
+    from tacocat_arena.tournament.sprt import Sprt
+
+    test = None
+    if sprt is not None:
+        try:
+            test = Sprt.parse(sprt, alpha=alpha, beta=beta)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--sprt") from None
+    if games is None:
+        games = DEFAULT_SPRT_GAMES if test is not None else 10
     bots = match_bots(first, second)
     if out is None:
         out = Path("tacocat-results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
@@ -135,9 +167,11 @@ def play(
         None,
         bots,
         resume=False,
-        quiet=False,
         debug=debug,
         strict=strict,
+        quiet=quiet,
+        sprt=test,
+        report_every=0,
         overrides={
             "games_per_pairing": games,
             "seed": seed,

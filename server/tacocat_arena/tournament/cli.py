@@ -23,6 +23,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -40,9 +41,12 @@ from tacocat_arena.tournament.config import (
     TournamentConfig,
     load_config,
 )
-from tacocat_arena.tournament.outputs import OUTPUT_FILES, write_outputs
+from tacocat_arena.tournament.live import EXIT_CODES, MatchMonitor, default_report_every
+from tacocat_arena.tournament.outputs import OUTPUT_FILES, compute_tables, write_outputs
+from tacocat_arena.tournament.pair_report import render_pairings
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
 from tacocat_arena.tournament.schedule import round_robin
+from tacocat_arena.tournament.sprt import Sprt
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.tables import GameResult, render_crosstable, render_standings
 
@@ -58,11 +62,16 @@ def run_command(
     tokens: Mapping[str, str] | None = None,
     debug: bool = False,
     strict: bool = False,
+    sprt: Sprt | None = None,
+    report_every: int | None = None,
 ) -> None:
-    """``tacocat-arena run`` (and ``serve``): load, play, write, show.
+    """``tacocat-arena run`` (and ``serve``, ``play``): load, play, write, show.
 
     ``debug`` is the debug mode of ``--debug``: see ``DEBUG_OVERRIDES``.  ``strict`` sets
-    the SDK's strict mode in the environment that the bots inherit.
+    the SDK's strict mode in the environment that the bots inherit.  ``sprt`` (two bots
+    only) stops the match once the test decides, and the exit code says how it ended
+    (``live.EXIT_CODES``); ``report_every`` prints the standings every so many games (None:
+    ``live.default_report_every``, 0: never).
     """
     console = output_console()
     if strict:
@@ -98,11 +107,22 @@ def run_command(
         f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}"
         + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
     )
+    monitor = _match_monitor(config, store, sprt)
+    if monitor is not None and monitor.sprt is not None:
+        test = monitor.sprt.sprt
+        console.print(
+            f"SPRT of {monitor.a} against {monitor.b}: H0 elo {test.elo0:g}, H1 elo {test.elo1:g} "
+            f"(logistic Elo of A - B), alpha {test.alpha:g}, beta {test.beta:g}; it stops at "
+            f"LLR <= {test.lower:.2f} (H0) or >= {test.upper:.2f} (H1), or after "
+            f"{config.games_per_pairing} games"
+        )
     started = time.monotonic()
     outcome: TournamentRun | None = None
     try:
         with sigterm_as_ctrl_c() as terminated:
-            outcome = _run_with_progress(config, store, console, quiet, serve_at, tokens)
+            outcome = _run_with_progress(
+                config, store, console, quiet, serve_at, tokens, monitor, report_every
+            )
     except (BotStartError, ListenError) as error:
         store.close()
         raise click.ClickException(str(error)) from None
@@ -127,17 +147,40 @@ def run_command(
         # The shell's convention: 128 + the signal's number (SIGINT 130, SIGTERM 143).
         raise SystemExit(128 + (signal.SIGTERM if terminated else signal.SIGINT)) from None
     elapsed = time.monotonic() - started
-    complete = store.count() == outcome.planned
-    tables = write_outputs(config, store, complete=complete, planned=outcome.planned)
+    decided = monitor is not None and monitor.is_decided
+    complete = store.count() == outcome.planned or decided
+    state = monitor.sprt if monitor is not None else None
+    tables = write_outputs(config, store, complete=complete, planned=outcome.planned, sprt=state)
     store.close()
     console.print(render_standings(tables.standings))
     console.print(render_crosstable(tables.bots, tables.crosstable))
+    console.print(render_pairings(tables.pairings))
     console.print(
         f"{outcome.played} games played in {elapsed:.1f} s"
         + (f" ({outcome.resumed_from} were already done)" if outcome.resumed_from else "")
         + f". Results: {', '.join(str(config.out / f) for f in OUTPUT_FILES)}"
     )
     console.print(f"Open the report in a browser: {config.out / 'report.html'}")
+    if state is not None:
+        console.print(state.summary(), soft_wrap=True)
+        if EXIT_CODES[state.decision]:
+            raise SystemExit(EXIT_CODES[state.decision])
+
+
+def _match_monitor(
+    config: TournamentConfig, store: TournamentStore, sprt: Sprt | None
+) -> MatchMonitor | None:
+    """A monitor of a two-bot match (None for more bots), fed the games already saved."""
+    if len(config.bots) != 2:
+        if sprt is not None:
+            raise click.ClickException("--sprt compares two bots; this tournament has more")
+        return None
+    a, b = (bot.name for bot in config.bots)
+    plan = round_robin([a, b], config.games_per_pairing, config.seed)
+    monitor = MatchMonitor(plan, a, b, sprt)
+    for result in store.results():
+        monitor.add(result)
+    return monitor
 
 
 def output_console() -> Console:
@@ -189,8 +232,10 @@ def _run_with_progress(
     quiet: bool,
     serve_at: tuple[str, int] | None,
     tokens: Mapping[str, str] | None,
+    monitor: MatchMonitor | None = None,
+    report_every: int | None = None,
 ) -> TournamentRun:
-    progress = Progress(
+    columns: list[ProgressColumn | str] = [
         TextColumn("[bold]games"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -198,17 +243,22 @@ def _run_with_progress(
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),
-        console=console,
-        disable=quiet,
-        transient=False,
+    ]
+    if monitor is not None:  # a match: its score, Elo and LLR matter more than a bar
+        columns = [TextColumn("[bold]{task.completed} games:"), "{task.fields[match]}"]
+    progress = Progress(*columns, console=console, disable=quiet, transient=False)
+    task_id = progress.add_task(
+        "games", total=None, rate="", match=monitor.progress_text() if monitor else ""
     )
-    task_id = progress.add_task("games", total=None, rate="")
     started = time.monotonic()
     first_done = 0
 
+    every = 0
+
     def on_start(total: int, done: int) -> None:
-        nonlocal first_done
+        nonlocal first_done, every
         first_done = done
+        every = default_report_every(total) if report_every is None else report_every
         progress.update(task_id, total=total, completed=done)
 
     def on_game(result: GameResult, done: int, total: int) -> None:
@@ -216,6 +266,12 @@ def _run_with_progress(
         progress.update(task_id, completed=done, rate=f"{rate:.1f} games/s")
         if config.debug:
             progress.console.print(f"game {done}/{total}: {describe_result(result)}")
+        if monitor is not None:
+            monitor.add(result)
+            progress.update(task_id, match=monitor.progress_text())
+        if every and not quiet and done % every == 0 and done < total:
+            standings = compute_tables(config, store).standings
+            progress.console.print(render_standings(standings, title=f"After {done} games"))
 
     host, port = serve_at or ("127.0.0.1", 0)
 
@@ -238,6 +294,7 @@ def _run_with_progress(
                 port=port,
                 tokens=tokens,
                 on_listening=on_listening,
+                should_stop=lambda: monitor is not None and monitor.is_decided,
             )
         )
 

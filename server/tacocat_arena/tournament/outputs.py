@@ -17,6 +17,9 @@ from typing import Any
 
 from tacocat_arena.report.writer import write_reports
 from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.pair_report import pairing_dict, sprt_dict
+from tacocat_arena.tournament.pairs import PairStats, all_pair_stats
+from tacocat_arena.tournament.sprt import SprtState
 from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.tables import (
     Crosstable,
@@ -45,19 +48,33 @@ class Tables:
     bots: list[str]
     standings: list[StandingsRow]
     crosstable: Crosstable
+    pairings: list[PairStats]  # every pairing that met, with its duplicate-pair statistics
 
 
 def compute_tables(config: TournamentConfig, store: TournamentStore) -> Tables:
-    """Standings and crosstable of every game in ``store``."""
+    """Standings, crosstable and pair statistics of every game in ``store``."""
     bots = [bot.name for bot in config.bots]
     results = store.results()
-    return Tables(bots, compute_standings(results, bots), compute_crosstable(results, bots))
+    return Tables(
+        bots,
+        compute_standings(results, bots),
+        compute_crosstable(results, bots),
+        all_pair_stats(results, bots),
+    )
 
 
 def write_outputs(
-    config: TournamentConfig, store: TournamentStore, *, complete: bool, planned: int
+    config: TournamentConfig,
+    store: TournamentStore,
+    *,
+    complete: bool,
+    planned: int,
+    sprt: SprtState | None = None,
 ) -> Tables:
-    """Write every result file into ``config.out``; return the tables."""
+    """Write every result file into ``config.out``; return the tables.
+
+    ``sprt`` is the sequential test of a ``play --sprt`` match, reported with the results.
+    """
     out = config.out
     tables = compute_tables(config, store)
     metadata: dict[str, Any] = dict(config.describe())
@@ -66,8 +83,16 @@ def write_outputs(
         metadata.pop("seed")  # no bot may learn the seed before the tournament ends
     write_standings_csv(out / "standings.csv", tables.standings)
     write_crosstable_csv(out / "crosstable.csv", tables.bots, tables.crosstable)
+    sections: dict[str, object] = {"pairings": [pairing_dict(p) for p in tables.pairings]}
+    if sprt is not None:
+        sections["sprt"] = sprt_dict(sprt)
     write_results_json(
-        out / "results.json", tables.standings, tables.bots, tables.crosstable, metadata
+        out / "results.json",
+        tables.standings,
+        tables.bots,
+        tables.crosstable,
+        metadata,
+        sections=sections,
     )
     # report.html, report.md and (once complete) replays/: the report package's pages.
     games = ((result, record) for result, _, record in store.rows())

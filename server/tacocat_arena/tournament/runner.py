@@ -46,8 +46,12 @@ async def run_tournament(
     port: int = 0,
     tokens: Mapping[str, str] | None = None,
     on_listening: Callable[[int], None] = lambda port: None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> TournamentRun:
     """Play every planned game missing from ``store``; see the module docstring.
+
+    Once ``should_stop()`` is true (a sequential test has decided) no further game starts;
+    the games already in play finish and are saved.
 
     Bots with a command are started here with generated tokens; bots without one
     (``tacocat-arena serve``) connect by themselves with their token from ``tokens``.
@@ -114,6 +118,8 @@ async def run_tournament(
                     continue
                 break
             try:
+                if should_stop():
+                    return
                 report = await _play_one(planned, referee, processes, config)
                 result = _result(report)
                 store.save(result, report.detail, report.record)

@@ -327,8 +327,12 @@ def write_results_json(
     bots: Sequence[str],
     cross: Crosstable,
     metadata: Mapping[str, object],
+    *,
+    sections: Mapping[str, object] | None = None,
 ) -> None:
     """Write standings, crosstable and ``metadata`` as one strict-JSON document.
+
+    ``sections`` are further top-level members (e.g. ``pairings``, ``sprt``).
 
     Layout: ``{"metadata": {...}, "standings": [row...], "crosstable": {"bots":
     [...], "cells": {row: {col: {wins, losses, draws, games, points, record}}}}}``.
@@ -342,6 +346,7 @@ def write_results_json(
             "bots": list(bots),
             "cells": {a: {b: _cell_dict(cross[a][b]) for b in bots if b != a} for a in bots},
         },
+        **(sections or {}),
     }
     text = json.dumps(document, indent=2, allow_nan=False, default=str)
     with _open_for_writing(path) as handle:
