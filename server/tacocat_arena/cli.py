@@ -49,7 +49,18 @@ def main() -> None:
     help="Output folder (default from the config: tacocat-results).",
 )
 @click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option(
+    "--gauntlet",
+    metavar="NAME",
+    help="A gauntlet: bot NAME plays every other bot, the others do not play each other.",
+)
+@click.option(
+    "--report-every",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Print the standings every N games (default: about ten times a run; 0: never).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no standings on the way.")
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 def run(
@@ -62,17 +73,20 @@ def run(
     time_bank: float | None,
     out: Path | None,
     resume: bool,
+    gauntlet: str | None,
+    report_every: int | None,
     quiet: bool,
     debug: bool,
     strict: bool,
 ) -> None:
-    """Run a round-robin tournament and write its result tables.
+    """Run a round-robin tournament (or a gauntlet) and write its result tables.
 
     With no CONFIG_FILE it runs the demo tournament of the example bots.  Results go to the
     output folder: standings.csv, crosstable.csv, games.jsonl, results.json, report.md and
     the database tournament.sqlite that --resume continues from.
     """
     from tacocat_arena.tournament.cli import run_command
+    from tacocat_arena.tournament.config import TournamentFormat
 
     run_command(
         config_file,
@@ -81,6 +95,7 @@ def run(
         quiet=quiet,
         debug=debug,
         strict=strict,
+        report_every=report_every,
         overrides={
             "games_per_pairing": games,
             "seed": seed,
@@ -88,6 +103,8 @@ def run(
             "move_timeout_s": move_timeout,
             "time_bank_s": time_bank,
             "out": out,
+            "format": None if gauntlet is None else TournamentFormat.GAUNTLET,
+            "gauntlet_bot": gauntlet,
         },
     )
 

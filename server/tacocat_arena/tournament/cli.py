@@ -39,13 +39,14 @@ from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
     ConfigError,
     TournamentConfig,
+    TournamentFormat,
     load_config,
 )
 from tacocat_arena.tournament.live import EXIT_CODES, MatchMonitor, default_report_every
 from tacocat_arena.tournament.outputs import OUTPUT_FILES, compute_tables, write_outputs
 from tacocat_arena.tournament.pair_report import render_pairings
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
-from tacocat_arena.tournament.schedule import round_robin
+from tacocat_arena.tournament.schedule import plan_for
 from tacocat_arena.tournament.sprt import Sprt
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.tables import GameResult, render_crosstable, render_standings
@@ -103,7 +104,13 @@ def run_command(
     names = ", ".join(b.name for b in config.bots)
     clock = f"{config.move_timeout_s:g} s per move" if config.move_timeout_s else "no clock"
     console.print(
-        f"Tournament: {len(config.bots)} bots ({names}), {config.games_per_pairing} games per "
+        f"Tournament: {len(config.bots)} bots ({names}), "
+        + (
+            f"a gauntlet of {config.gauntlet_name}, "
+            if config.format is TournamentFormat.GAUNTLET
+            else ""
+        )
+        + f"{config.games_per_pairing} games per "
         f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}"
         + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
     )
@@ -128,8 +135,7 @@ def run_command(
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
         done = store.count()
-        entrants = [bot.name for bot in config.bots]
-        planned = len(round_robin(entrants, config.games_per_pairing, config.seed))
+        planned = len(plan_for(config))
         tables = write_outputs(config, store, complete=False, planned=planned)
         store.close()
         if done:
@@ -154,7 +160,10 @@ def run_command(
     store.close()
     console.print(render_standings(tables.standings))
     console.print(render_crosstable(tables.bots, tables.crosstable))
-    console.print(render_pairings(tables.pairings))
+    title = "Pairs"
+    if config.format is TournamentFormat.GAUNTLET:
+        title = f"Gauntlet: {config.gauntlet_name} against each opponent"
+    console.print(render_pairings(tables.pairings, title=title))
     console.print(
         f"{outcome.played} games played in {elapsed:.1f} s"
         + (f" ({outcome.resumed_from} were already done)" if outcome.resumed_from else "")
@@ -176,8 +185,7 @@ def _match_monitor(
             raise click.ClickException("--sprt compares two bots; this tournament has more")
         return None
     a, b = (bot.name for bot in config.bots)
-    plan = round_robin([a, b], config.games_per_pairing, config.seed)
-    monitor = MatchMonitor(plan, a, b, sprt)
+    monitor = MatchMonitor(plan_for(config), a, b, sprt)
     for result in store.results():
         monitor.add(result)
     return monitor

@@ -6,6 +6,7 @@ bot starts.  See docs/tournaments.md for the file format.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import shlex
@@ -96,6 +97,13 @@ class BotSpec:
         return cls(name, command)
 
 
+class TournamentFormat(enum.Enum):
+    """Who plays whom: everyone everyone (round robin), or one bot everyone (gauntlet)."""
+
+    ROUND_ROBIN = "round_robin"
+    GAUNTLET = "gauntlet"
+
+
 @dataclass(frozen=True)
 class TournamentConfig:
     """Everything that defines a tournament.  ``fingerprint`` covers what decides its games,
@@ -117,6 +125,9 @@ class TournamentConfig:
     base_dir: Path = field(default_factory=Path.cwd)
     #: Debug mode (``--debug``): the bots' output goes to the terminal, not to their logs.
     debug: bool = False
+    format: TournamentFormat = TournamentFormat.ROUND_ROBIN
+    #: The bot that plays every other in a gauntlet (None: the first bot listed).
+    gauntlet_bot: str | None = None
 
     def __post_init__(self) -> None:
         if len(self.bots) < 2:
@@ -172,6 +183,24 @@ class TournamentConfig:
             raise ConfigError(
                 f"max_restarts: must be >= 0, got {self.max_restarts}", key="max_restarts"
             )
+        self._check_format(names)
+
+    def _check_format(self, names: Sequence[str]) -> None:
+        if self.gauntlet_bot is not None and self.format is not TournamentFormat.GAUNTLET:
+            raise ConfigError(
+                f'gauntlet_bot {self.gauntlet_bot!r} is set, but format is not "gauntlet"',
+                key="gauntlet_bot",
+            )
+        if self.gauntlet_bot is not None and self.gauntlet_bot not in names:
+            raise ConfigError(
+                f"gauntlet_bot: {self.gauntlet_bot!r} is not one of the bots ({', '.join(names)})",
+                key="gauntlet_bot",
+            )
+
+    @property
+    def gauntlet_name(self) -> str:
+        """The bot that plays everyone in a gauntlet: ``gauntlet_bot`` or the first bot."""
+        return self.gauntlet_bot or self.bots[0].name
 
     @property
     def referee_settings(self) -> RefereeSettings:
@@ -201,6 +230,8 @@ class TournamentConfig:
             "failure_policy": self.failure_policy.value,
             "ruleset": self.ruleset.to_dict(),
         }
+        if self.format is TournamentFormat.GAUNTLET:  # absent for a round robin, as before
+            data["gauntlet"] = self.gauntlet_name
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> dict[str, Any]:
@@ -217,6 +248,11 @@ class TournamentConfig:
             "ruleset": self.ruleset.to_dict(),
             "fingerprint": self.fingerprint(),
             "name": self.event_name,
+            **(
+                {"format": self.format.value, "gauntlet_bot": self.gauntlet_name}
+                if self.format is TournamentFormat.GAUNTLET
+                else {}
+            ),
         }
 
 
@@ -234,6 +270,8 @@ _KEYS = {
     "connect_timeout",
     "max_restarts",
     "name",
+    "format",
+    "gauntlet_bot",
 }
 
 
@@ -303,6 +341,15 @@ def load_config(
         raise ConfigError(
             f"{source}: failure_policy {policy!r} must be 'forfeit' or 'default_action'"
         ) from None
+    form = _typed(data, "format", str, TournamentFormat.ROUND_ROBIN.value, source)
+    try:
+        fields["format"] = TournamentFormat(form)
+    except ValueError:
+        raise ConfigError(
+            f"{source}: format {form!r} must be 'round_robin' or 'gauntlet'", key="format"
+        ) from None
+    if "gauntlet_bot" in data:
+        fields["gauntlet_bot"] = _typed(data, "gauntlet_bot", str, "", source)
     if path is not None and not Path(fields["out"]).is_absolute():
         fields["out"] = base_dir / fields["out"]  # like the bots' commands: the config's folder
     for key, value in overrides.items():
@@ -323,6 +370,7 @@ _OPTIONS = {
     "concurrency": ("--concurrency", "concurrency"),
     "move_timeout": ("--move-timeout", "move_timeout_s"),
     "time_bank": ("--time-bank", "time_bank_s"),
+    "gauntlet_bot": ("--gauntlet", "gauntlet_bot"),
 }
 
 

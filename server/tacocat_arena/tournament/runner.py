@@ -20,7 +20,7 @@ from tacocat_arena.engine import record as record_format
 from tacocat_arena.referee import GameReport, Referee, start_server
 from tacocat_arena.tournament.bots import BotProcess, ExternalBot
 from tacocat_arena.tournament.config import TournamentConfig
-from tacocat_arena.tournament.schedule import PlannedGame, round_robin
+from tacocat_arena.tournament.schedule import PlannedGame, plan_for
 from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.tables import GameResult
 
@@ -57,7 +57,7 @@ async def run_tournament(
     (``tacocat-arena serve``) connect by themselves with their token from ``tokens``.
     """
     names = [bot.name for bot in config.bots]
-    plan = round_robin(names, config.games_per_pairing, config.seed)
+    plan = plan_for(config)
     finished = store.finished_ids()
     todo = [game for game in plan if game.game_id not in finished]
     on_start(len(plan), len(plan) - len(todo))

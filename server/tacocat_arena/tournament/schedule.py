@@ -1,12 +1,13 @@
-"""The round-robin plan: who plays whom, in which seat, on which deal.
+"""The plan: who plays whom, in which seat, on which deal (round robin or gauntlet).
 
-Every pair of bots meets ``games_per_pairing`` times.  Each deal seed is played twice with
-the seats swapped (duplicate), so both bots hold the same cards in turn and the cards' luck
-cancels as far as it can.  Deal seeds derive from the tournament seed, the pairing and the
-deal index (SHA-256), so a tournament replays exactly.  Each pairing gets its own deals: a
-bot that remembered cards could otherwise recognise a deal it had met in another pairing.
-Games are ordered deal by deal across pairings, and the two games of a duplicate pair are
-adjacent, so an interrupted tournament has played every pairing about equally.
+In a round robin every pair of bots meets ``games_per_pairing`` times; in a gauntlet one bot
+meets every other that often and the others do not meet (``gauntlet``).  Each deal seed is
+played twice with the seats swapped (duplicate), so both bots hold the same cards in turn and
+the cards' luck cancels as far as it can.  Deal seeds derive from the tournament seed, the
+pairing and the deal index (SHA-256), so a tournament replays exactly.  Each pairing gets its
+own deals: a bot that remembered cards could otherwise recognise a deal it had met in another
+pairing.  Games are ordered deal by deal across pairings, and the two games of a duplicate
+pair are adjacent, so an interrupted tournament has played every pairing about equally.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import hashlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
 
 
 @dataclass(frozen=True)
@@ -50,3 +53,26 @@ def round_robin(
             plan.append(PlannedGame(f"{a}-{b}-d{deal}", (a, b), seed, deal))
             plan.append(PlannedGame(f"{b}-{a}-d{deal}", (b, a), seed, deal))
     return plan
+
+
+def gauntlet(
+    champion: str, bots: Sequence[str], games_per_pairing: int, tournament_seed: int
+) -> list[PlannedGame]:
+    """The gauntlet plan: ``champion`` against each other bot, the others never meet.
+
+    Deals, seats and order follow ``round_robin``'s rules, and the champion's pairings get
+    the deals the same pairings would get in a round robin with the champion listed first.
+    """
+    if champion not in bots:
+        raise ValueError(f"the gauntlet's bot {champion!r} is not among the bots")
+    order = [champion, *(bot for bot in bots if bot != champion)]
+    plan = round_robin(order, games_per_pairing, tournament_seed)
+    return [game for game in plan if champion in game.seats]
+
+
+def plan_for(config: TournamentConfig) -> list[PlannedGame]:
+    """The plan of ``config``'s tournament, in playing order, by its format."""
+    names = [bot.name for bot in config.bots]
+    if config.format is TournamentFormat.GAUNTLET:
+        return gauntlet(config.gauntlet_name, names, config.games_per_pairing, config.seed)
+    return round_robin(names, config.games_per_pairing, config.seed)
