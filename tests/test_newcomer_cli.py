@@ -120,7 +120,7 @@ def test_play_with_an_unknown_bot_fails_before_any_progress_or_folder(tmp_path: 
     done = arena("play", "random", "nosuch", cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert "'nosuch' is neither an example bot (random, greedy, search)" in done.stderr
+    assert "'nosuch' is neither an example bot (random, greedy, search" in done.stderr
     assert "games" not in done.stdout and "Tournament" not in done.stdout  # no progress bar
     assert list(tmp_path.iterdir()) == []  # no tacocat-results/matches/<ts>/
 
