@@ -136,6 +136,16 @@ def test_report_shows_the_tournaments_own_tables(
     crashy = next(row for row in figures if row[0] == "crashy")
     assert int(crashy[kinds.index("Forfeits: crash")]) == crashes
 
+    # The duplicate-pair statistics of results.json, one row per pairing.
+    pairs = page.eval_on_selector_all(
+        "#pairs-table tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert [row[:8] for row in pairs] == [
+        [p["a"], p["b"], f"{p['wins']}-{p['losses']}-{p['draws']}"]
+        + [str(count) for count in p["pentanomial"].values()]
+        for p in results["pairings"]
+    ]
+
     # Every game is listed with a replay link that resolves inside the folder.
     links = page.eval_on_selector_all("#games-table a", "a => a.map(x => x.getAttribute('href'))")
     assert len(links) == len(games_of(out))

@@ -18,6 +18,8 @@ from tacocat_arena.referee.settings import FailurePolicy
 from tacocat_arena.report.templating import FORFEIT_HEADINGS, ending_words
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.figures import FORFEIT_KINDS, BotFigures
+from tacocat_arena.tournament.pair_report import PENTANOMIAL_LABELS
+from tacocat_arena.tournament.pairs import PairStats
 from tacocat_arena.tournament.tables import CrossCell, Crosstable, GameResult, StandingsRow
 
 POLICY_WORDS: dict[FailurePolicy, str] = {
@@ -70,6 +72,37 @@ class CrossRow:
 
 
 @dataclass(frozen=True)
+class PairLine:
+    """One pairing's duplicate-pair statistics (pairs.py), as the pages show them."""
+
+    a: str
+    b: str
+    record: str
+    pentanomial: tuple[int, ...]
+    unpaired: int
+    elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+    los: float | None
+
+
+def pair_line(stats: PairStats) -> PairLine:
+    """The figures of one pairing, None where there is no complete pair yet."""
+    found = stats.estimate
+    return PairLine(
+        a=stats.a,
+        b=stats.b,
+        record=f"{stats.wins}-{stats.losses}-{stats.draws}",
+        pentanomial=tuple(stats.pentanomial.counts),
+        unpaired=stats.unpaired,
+        elo=None if found is None else found.elo,
+        elo_low=None if found is None else found.elo_low,
+        elo_high=None if found is None else found.elo_high,
+        los=None if found is None else found.los,
+    )
+
+
+@dataclass(frozen=True)
 class ReportSummary:
     """Everything report.html and report.md show."""
 
@@ -87,6 +120,9 @@ class ReportSummary:
     forfeit_kinds: tuple[tuple[Termination, str], ...]
     games: tuple[GameLine, ...]
     replays_note: str
+    pairings: tuple[PairLine, ...] = ()
+    pair_points: tuple[str, ...] = ()
+    sprt: str | None = None
 
 
 def bot_kind(bot: BotSpec) -> str:
@@ -103,7 +139,7 @@ def _seconds(value: float) -> str:
 
 
 def deck_words(ruleset: Ruleset) -> str:
-    """"38 cards: 1×2, 2×3, ..." (value×copies)."""
+    """ "38 cards: 1×2, 2×3, ..." (value×copies)."""
     counts = ", ".join(f"{value}×{ruleset.deck[value]}" for value in sorted(ruleset.deck))
     return f"{ruleset.deck_size} cards (value×copies: {counts})"
 
@@ -198,6 +234,8 @@ def build_summary(
     complete: bool,
     planned: int,
     replays_note: str,
+    pairings: Sequence[PairStats] = (),
+    sprt: str | None = None,
     built: datetime | None = None,
 ) -> ReportSummary:
     """The report's values for ``config``'s tournament as it stands."""
@@ -217,4 +255,7 @@ def build_summary(
         forfeit_kinds=tuple((kind, FORFEIT_HEADINGS[kind]) for kind in FORFEIT_KINDS),
         games=tuple(games),
         replays_note=replays_note,
+        pairings=tuple(pair_line(stats) for stats in pairings),
+        pair_points=PENTANOMIAL_LABELS,
+        sprt=sprt,
     )

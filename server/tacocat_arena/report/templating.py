@@ -50,6 +50,16 @@ def fixed(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def signed(value: float | None) -> str:
+    """An Elo difference with its sign (+12, -40), or an em dash."""
+    return "—" if value is None else f"{value:+.0f}"
+
+
+def percent(value: float | None) -> str:
+    """A probability as a percentage, or an em dash."""
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
 def score_colour(cell: CrossCell) -> str:
     """A cell's background: red for 0 points of the pairing, green for all, pale near half."""
     share = cell.points / cell.games if cell.games else 0.5
@@ -72,7 +82,9 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.filters.update(points=points, fixed=fixed, score_colour=score_colour, md=md)
+    env.filters.update(
+        points=points, fixed=fixed, signed=signed, percent=percent, score_colour=score_colour, md=md
+    )
     return env
 
 

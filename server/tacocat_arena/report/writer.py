@@ -20,6 +20,7 @@ from tacocat_arena.report.summary import GameLine, ReportSummary, build_summary,
 from tacocat_arena.report.templating import environment, static_text
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.figures import compute_bot_figures
+from tacocat_arena.tournament.pairs import PairStats
 from tacocat_arena.tournament.ratings import expected_score
 from tacocat_arena.tournament.tables import Crosstable, GameResult, StandingsRow
 
@@ -40,11 +41,15 @@ def replay_name(game_id: str) -> str:
 
 def render_report_html(summary: ReportSummary) -> str:
     """report.html's text for ``summary``."""
-    return environment().get_template("report.html.j2").render(
-        s=summary,
-        plot=elo_plot(summary.standings),
-        css=static_text("common.css"),
-        elo_200=ELO_200,
+    return (
+        environment()
+        .get_template("report.html.j2")
+        .render(
+            s=summary,
+            plot=elo_plot(summary.standings),
+            css=static_text("common.css"),
+            elo_200=ELO_200,
+        )
     )
 
 
@@ -67,10 +72,13 @@ def write_reports(
     *,
     complete: bool,
     planned: int,
+    pairings: Sequence[PairStats] = (),
+    sprt: str | None = None,
     built: datetime | None = None,
 ) -> Path:
     """Write report.html and report.md (and, once ``complete``, replays/); return
-    report.html's path. ``games`` are the finished games with their records, in order."""
+    report.html's path. ``games`` are the finished games with their records, in order;
+    ``pairings`` their duplicate-pair statistics; ``sprt`` a match's SPRT summary line."""
     out = config.out
     played = list(games)
     results = [result for result, _ in played]
@@ -103,6 +111,8 @@ def write_reports(
         complete=complete,
         planned=planned,
         replays_note=note,
+        pairings=pairings,
+        sprt=sprt,
         built=built,
     )
     _write(out / REPORT_MD, render_report_md(summary))

@@ -97,7 +97,14 @@ def write_outputs(
     # report.html, report.md and (once complete) replays/: the report package's pages.
     games = ((result, record) for result, _, record in store.rows())
     write_reports(
-        config, tables.standings, tables.crosstable, games, complete=complete, planned=planned
+        config,
+        tables.standings,
+        tables.crosstable,
+        games,
+        complete=complete,
+        planned=planned,
+        pairings=tables.pairings,
+        sprt=None if sprt is None else sprt.summary(),
     )
     if complete:
         # Written only at the end: its records hold the deal seeds (I2, until it is over).
