@@ -167,3 +167,25 @@ def test_run_can_raise_instead_of_exiting() -> None:
             assert str(caught.value).startswith("UNAUTHENTICATED: ")
 
     h.run_async(scenario(), 30)
+
+
+def test_a_bot_started_with_no_referee_says_what_it_waits_for_then_gives_up(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = tmp_path / "lonely.py"
+    script.write_text(
+        "import tacocat_bot.client as c\nfrom tacocat_bot import Bot, run\n"
+        "c.CONNECT_TIMEOUT_S = 5.0\nrun(Bot())\n"
+    )
+    bot = start_bot(script, port, "a", "token-a")
+    code, stderr = h.run_async(finish(bot, 30), 40)
+    assert code == 1
+    assert f"tacocat_bot: waiting for a referee at 127.0.0.1:{port}" in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"UNAVAILABLE: no referee answered at 127.0.0.1:{port} within 5 s"
+    )

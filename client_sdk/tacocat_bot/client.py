@@ -141,6 +141,7 @@ def _play(
     games: dict[str, _GameInfo] = {}
     policy = _BotErrors(type(bot).__name__, strict, summary)
     with grpc.insecure_channel(address) as channel:
+        _wait_for_referee(channel, address)
         stream = arena_pb2_grpc.ArenaStub(channel).Play(requests(), wait_for_ready=True)
         try:
             for message in stream:
@@ -166,6 +167,38 @@ def _play(
         finally:
             outbox.put(None)
     return summary
+
+
+#: How long ``run`` waits for a referee to listen at its address before it gives up; the
+#: first seconds silently (a referee started at the same time), then saying what it waits for.
+CONNECT_TIMEOUT_S = 30.0
+_QUIET_WAIT_S = 3.0
+
+
+def _wait_for_referee(channel: grpc.Channel, address: str) -> None:
+    """Return once ``channel`` is connected; SessionError(UNAVAILABLE) when no referee
+    answers within CONNECT_TIMEOUT_S.  Without it, a bot started by hand with no referee
+    running would wait for ever, printing nothing."""
+    ready = grpc.channel_ready_future(channel)
+    try:
+        ready.result(timeout=_QUIET_WAIT_S)
+        return
+    except grpc.FutureTimeoutError:
+        print(
+            f"tacocat_bot: waiting for a referee at {address} (TACOCAT_ARENA_ADDRESS): start "
+            "one with `tacocat-arena serve`, or let `tacocat-arena run`/`play` start this bot",
+            file=sys.stderr,
+            flush=True,
+        )
+    try:
+        ready.result(timeout=CONNECT_TIMEOUT_S - _QUIET_WAIT_S)
+    except grpc.FutureTimeoutError:
+        ready.cancel()
+        raise SessionError(
+            "UNAVAILABLE",
+            f"no referee answered at {address} within {CONNECT_TIMEOUT_S:g} s",
+            address,
+        ) from None
 
 
 def _handle(
