@@ -172,3 +172,16 @@ def test_random_step_games_end_with_a_zero_sum_result():
         assert sum(steps.returns()) == 0
         copy = steps.clone()
         assert copy.game.events == steps.game.events and copy.game is not steps.game
+
+
+def test_a_clone_plays_on_without_touching_the_original():
+    steps = StepGame(seed=9)
+    for _ in range(12):
+        steps.step(steps.legal_ids()[0])
+    before = (steps.view(0), steps.view(1), steps.history(0), list(steps.game.events))
+    copy = steps.clone()
+    rng = random.Random(1)
+    while not copy.is_over:
+        copy.step(rng.choice(copy.legal_ids()))
+    assert (steps.view(0), steps.view(1), steps.history(0), list(steps.game.events)) == before
+    assert not steps.is_over

@@ -381,6 +381,57 @@ def bench_report_command(games: int, bots: int) -> None:
     )
 
 
+@bench.command("bots")
+@click.option("--pairs", default=20, show_default=True, help="Duplicate pairs per pairing.")
+@click.option("--seed", default=1, show_default=True, help="Seed of the deals and the bots.")
+@click.option(
+    "--bot",
+    "bots",
+    multiple=True,
+    metavar="SPEC",
+    help="A built-in, e.g. search or 'builtin:search?budget=30' (repeatable; default: the "
+    "ladder random, greedy, search, ismcts).",
+)
+def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...]) -> None:
+    """Every built-in against every other over duplicate pairs: a table of scores with 95%
+    intervals (the ladder of baselines in docs/sdk.md)."""
+    from tacocat_arena.bench.bots import DEFAULT_LADDER, bench_bots, render_table
+    from tacocat_arena.tournament.builtins import BuiltinError
+
+    if pairs < 2 or len(bots) == 1:
+        raise click.UsageError("--pairs must be >= 2, and give two --bot or more (or none)")
+    try:
+        results = bench_bots(
+            bots or DEFAULT_LADDER,
+            pairs=pairs,
+            seed=seed,
+            progress=lambda t: click.echo(t, err=True),
+        )
+    except BuiltinError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(render_table(results))
+
+
+@bench.command("envs")
+@click.option("--games", "-n", default=200, show_default=True, help="Random games per wrapper.")
+@click.option("--seed", default=1, show_default=True, help="Seed of the deals and moves.")
+def bench_envs_command(games: int, seed: int) -> None:
+    """Steps per CPU second of the engine and of each learning-library wrapper (envs/)."""
+    from tacocat_arena.bench.envs import bench_envs
+
+    if games < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--games")
+    figures = bench_envs(games, seed=seed)
+    engine_steps = figures[1].steps_per_second or 1.0
+    for f in figures:
+        if f.steps is None:
+            click.echo(f"{f.name:34} {f.note}")
+            continue
+        ratio = "" if f is figures[0] else f"  ({f.steps_per_second / engine_steps:.2f} x StepGame)"
+        rate = f"{f.steps_per_second:>10,.0f} /s"
+        click.echo(f"{f.name:34} {rate}  {f.steps:>8} in {f.cpu_seconds:.2f} s{ratio}")
+
+
 @bench.command("referee")
 @click.option("--seconds", default=5.0, show_default=True, help="Length of each measurement.")
 @click.option("--games-at-once", default=32, show_default=True, help="Games in flight for (c).")

@@ -142,22 +142,35 @@ class StepGame:
         copy.archive = self.archive
         return copy
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> StepGame:
+        return self.clone()  # what OpenSpiel's clone of a Python state calls
+
 
 def clone_game(game: Game) -> Game:
     """A copy of an engine game that shares only immutable values with it."""
     copy = Game.__new__(Game)
     for name in Game.__slots__:
-        value: Any = getattr(game, name)
-        if isinstance(value, list):
-            value = list(value)
-        elif isinstance(value, dict):
-            value = dict(value)
-        elif isinstance(value, random.Random):
-            generator = random.Random()
-            generator.setstate(value.getstate())
-            value = generator
-        setattr(copy, name, value)
+        setattr(copy, name, _copied(getattr(game, name)))
     return copy
+
+
+def _copied(value: Any) -> Any:
+    """``value`` with every mutable container in it copied (events are read-only dicts)."""
+    if isinstance(value, list):
+        return (
+            [_copied(item) for item in value]
+            if value and isinstance(value[0], list)
+            else list(value)
+        )
+    if isinstance(value, tuple) and value and isinstance(value[0], list):
+        return tuple(list(item) for item in value)
+    if type(value) is dict:
+        return dict(value)
+    if isinstance(value, random.Random):
+        generator = random.Random()
+        generator.setstate(value.getstate())
+        return generator
+    return value
 
 
 def _event_text(event: Event) -> str:

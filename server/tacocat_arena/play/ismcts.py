@@ -6,7 +6,8 @@ rest of the round out with ``GreedyPolicy`` for both seats.  A node is keyed by 
 to move sees (its hand, its decision and this round's events as ``build_view`` shows them),
 so the opponent's nodes hold only what the opponent could know, and in a simultaneous
 decision the second seat's node cannot depend on the first seat's hidden choice: the engine
-keeps a committed choice out of every view until both have committed.  Within a node the
+keeps a committed choice out of every view until both have committed (so the searching seat
+may commit first in every simulation, whatever its seat).  Within a node the
 actions are chosen by UCB1 on the round's result (+1 won, -1 lost, 0 tied, for the seat to
 move); the most visited action at the root is played.
 
@@ -90,16 +91,20 @@ class IsmctsPolicy:
             information_key(view): _Node(root_actions, self.rng)
         }
         for _ in range(self.iterations):
-            self._simulate(sample_world(view, self.rng), view.round, tree)
+            world = sample_world(view, self.rng, whole_game=False)
+            self._simulate(world, view.seat, world.round, tree)
         root = tree[information_key(view)]
         return root.actions[max(range(len(root.actions)), key=root.visits.__getitem__)]
 
     def _simulate(
-        self, game: Game, round_number: int, tree: dict[tuple[object, ...], _Node]
+        self, game: Game, me: int, round_number: int, tree: dict[tuple[object, ...], _Node]
     ) -> None:
         path: list[tuple[_Node, int, int]] = []
         while game.outcome is None and game.round == round_number:
-            seat = min(game.pending)  # a simultaneous decision in seat order, hidden (see above)
+            # In a simultaneous decision the searching seat commits first: the other seat's
+            # view does not show the commitment (see above), and the root stays the root.
+            pending = game.pending
+            seat = me if me in pending else min(pending)
             view = build_view(game, seat)
             key = information_key(view)
             node = tree.get(key)

@@ -28,9 +28,14 @@ from tacocat_arena.engine import (
 )
 
 
-def sample_world(view: SeatView, rng: random.Random) -> Game:
+def sample_world(view: SeatView, rng: random.Random, *, whole_game: bool = True) -> Game:
     """A game at ``view``'s moment whose hidden cards are drawn at random, consistent with the
-    view (I1); its later rounds are dealt from a fresh random seed."""
+    view (I1); its later rounds are dealt from a fresh random seed.
+
+    ``whole_game=False`` is for a search that stops at the end of this round: the world then
+    counts its rounds from 1 (``Game.from_position`` need not draw the decks of the rounds
+    before, which costs a shuffle each), so its views differ from the seat's in ``round``.
+    """
     me, opponent = view.seat, 1 - view.seat
     events = view.events
     my_start: tuple[Card, ...] = events[0]["hand"]
@@ -72,14 +77,18 @@ def sample_world(view: SeatView, rng: random.Random) -> Game:
         unseen.subtract(known)
     cards = list(unseen.elements())
     rng.shuffle(cards)
-    eligible = [c for c in cards if floor is None or c >= floor]
-    hand = eligible[: view.opponent_hand_size]
-    rest = Counter(cards)
-    rest.subtract(hand)
-    pile_rest = list(rest.elements())
-    rng.shuffle(pile_rest)
+    size = view.opponent_hand_size
+    if floor is None:
+        hand, pile_rest = cards[:size], cards[size:]
+    else:
+        eligible = [index for index, card in enumerate(cards) if card >= floor][:size]
+        hand = [cards[index] for index in eligible]
+        taken = set(eligible)
+        pile_rest = [card for index, card in enumerate(cards) if index not in taken]
+    # the remaining cards keep their shuffled order: the draw pile below them is uniform
     after_replace = hand + opponent_played
-    rng.shuffle(after_replace)
+    if opponent_discards:
+        rng.shuffle(after_replace)
     opponent_drawn = after_replace[: len(opponent_discards)]
     opponent_start = after_replace[len(opponent_discards) :] + list(opponent_discards)
     draws: list[Card] = []
@@ -92,7 +101,7 @@ def sample_world(view: SeatView, rng: random.Random) -> Game:
         draw_pile=tuple(draws + pile_rest),
         tacocat=view.tacocat,
         covered=tuple(i for i, covered in enumerate(view.covered) if covered),
-        round_number=view.round,
+        round_number=view.round if whole_game else 1,
         seed=rng.getrandbits(64),
     )
     for seat, action in actions:

@@ -1,0 +1,45 @@
+"""``bench bots`` and ``bench envs`` print their tables (figures are not asserted: the
+machine is shared; only that every row is measured and well formed)."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from tacocat_arena.bench.bots import bench_bots, render_table
+from tacocat_arena.cli import main
+
+
+def test_bench_bots_scores_every_pairing_over_duplicate_pairs():
+    results = bench_bots(["random", "greedy", "builtin:search?budget=10"], pairs=3, seed=2)
+    assert [(r.first, r.second) for r in results] == [
+        ("random", "greedy"),
+        ("random", "search-budget-10"),
+        ("greedy", "search-budget-10"),
+    ]
+    for result in results:
+        assert len(result.pair_scores) == 3
+        assert all(score in (0.0, 0.25, 0.5, 0.75, 1.0) for score in result.pair_scores)
+    table = render_table(results)
+    assert table.splitlines()[0] == "| bot | random | greedy | search-budget-10 | mean |"
+    assert len(table.splitlines()) == 5
+
+
+def test_bench_bots_command_prints_the_table_and_refuses_a_bad_spec():
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["bench", "bots", "--pairs", "2", "--bot", "random", "--bot", "greedy"]
+    )
+    assert result.exit_code == 0, result.output
+    assert re.search(r"\| greedy \| \d\.\d\d ± \d\.\d\d \| — \|", result.output)
+    bad = runner.invoke(main, ["bench", "bots", "--bot", "random", "--bot", "builtin:x"])
+    assert bad.exit_code == 1 and "unknown 'builtin:x'" in bad.output
+
+
+def test_bench_envs_command_measures_the_engine_and_every_wrapper():
+    result = CliRunner().invoke(main, ["bench", "envs", "--games", "2"])
+    assert result.exit_code == 0, result.output
+    for name in ("engine (decisions)", "StepGame", "PettingZoo", "Gymnasium", "OpenSpiel"):
+        line = next(line for line in result.output.splitlines() if name in line)
+        assert re.search(r"[\d,]+ /s|not installed", line), line
