@@ -30,11 +30,20 @@ TINY_BOT = Path(__file__).parent / "tournament_bots" / "tiny_bot.py"
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def write_config(folder: Path, bots: dict[str, str], **settings: object) -> Path:
-    """A config file in ``folder`` with ``bots`` (name -> command) and top-level ``settings``."""
+def write_config(
+    folder: Path,
+    bots: dict[str, str],
+    *,
+    options: dict[str, dict] | None = None,
+    **settings: object,
+) -> Path:
+    """A config file in ``folder`` with ``bots`` (name -> command), per-bot ``options`` (name ->
+    keys of its [[bots]] entry, JSON-compatible values) and top-level ``settings``."""
     lines = [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
     for name, command in bots.items():
         lines += ["", "[[bots]]", f"name = {json.dumps(name)}", f"command = {json.dumps(command)}"]
+        for key, value in (options or {}).get(name, {}).items():
+            lines.append(f"{key} = {json.dumps(value)}")
     path = folder / "tournament.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -121,8 +130,16 @@ def wait_no_processes(token: str, timeout: float = 15.0) -> list[int]:
 def check_complete_outputs(
     out: Path, bots: list[str], games_per_pairing: int, seed: int
 ) -> list[dict]:
-    """Check every output file of a finished tournament against the plan and each other."""
-    plan = round_robin(bots, games_per_pairing, seed)
+    """Check every output file of a finished tournament against the plan and each other.
+
+    The deals are re-derived from the config seed and the secret that results.json publishes
+    once the tournament is complete: anyone can verify them afterwards."""
+    secret = json.loads((out / "results.json").read_text())["metadata"]["deal_secret"]
+    assert len(secret) == 32
+    plan = round_robin(bots, games_per_pairing, seed, secret)
+    assert {g.seed for g in plan}.isdisjoint(
+        g.seed for g in round_robin(bots, games_per_pairing, seed)
+    )
     pairings = len(bots) * (len(bots) - 1) // 2
     games = read_games(out)
 
@@ -255,7 +272,9 @@ def test_small_tournament_outputs_agree_with_the_plan_and_each_other(tmp_path: P
     assert all(game["reason"] in {"goal", "round_cap"} for game in games), [
         (g["id"], g["reason"], g["detail"]) for g in games
     ]
-    assert sorted(p.name for p in (out / "logs").iterdir()) == ["greedy.log", "rnd.log", "tiny.log"]
+    # Two processes per bot (twins): A plays the first game of each duplicate pair, B the other.
+    logs = sorted(p.name for p in (out / "logs").iterdir())
+    assert logs == ["greedy.log", "greedy~B.log", "rnd.log", "rnd~B.log", "tiny.log", "tiny~B.log"]
     assert "12 games played" in done.stdout
     assert len(db_rows(out)) == 12
 
@@ -415,7 +434,11 @@ def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:
         # the restarted process from crashing again.
         "crashy": "python tiny_bot.py --crash-after 30 --crash-flag crashed.flag",
     }
-    config = write_config(tmp_path, bots, games=6, seed=3, concurrency=2, out="out")
+    # The bot writes its flag into its folder: read-only in the sandbox unless it says so.
+    writable = {"crashy": {"writable_dir": True}}
+    config = write_config(
+        tmp_path, bots, options=writable, games=6, seed=3, concurrency=2, out="out"
+    )
     done = run_cli(config, cwd=elsewhere(tmp_path))
     assert done.returncode == 0, done.stderr
     out = tmp_path / "out"
@@ -427,10 +450,15 @@ def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:
         seat = game["seats"].index("crashy")
         assert game["winner"] == 1 - seat
         assert "crashy" in game["detail"]
+        assert "exited with code 1" in game["detail"]  # how the process ended
         assert game["rounds"] >= 1  # a game in progress, not an unplayed one
     assert sum(game["reason"] == "goal" for game in games) >= 1
-    log = (out / "logs" / "crashy.log").read_text()
-    assert "--- start #2" in log and "--- start #3" not in log
+    # One of its two instances (A plays first games of pairs, B their twins) crashed once.
+    logs = [(out / "logs" / f"{name}.log").read_text() for name in ("crashy", "crashy~B")]
+    assert sum("--- start #2" in log for log in logs) == 1
+    assert not any("--- start #3" in log for log in logs)
+    assert sum(log.count("--- exited with code 1") for log in logs) == 1
+    assert "exited with code 1" in done.stdout  # and the run's summary says so
 
 
 # -- invalid configs -------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from tacocat_arena.engine import DEFAULT_RULESET
 from tacocat_arena.referee.settings import DEFAULT_GRACE_MS, FailurePolicy
-from tacocat_arena.tournament.bots import BotProcess
+from tacocat_arena.tournament.bots import BotProcess, Launch
 from tacocat_arena.tournament.config import (
     BotSpec,
     ConfigError,
@@ -20,6 +20,7 @@ from tacocat_arena.tournament.config import (
     load_config,
 )
 from tacocat_arena.tournament.outputs import write_outputs
+from tacocat_arena.tournament.sandbox import Limits, SandboxMode
 from tacocat_arena.tournament.schedule import deal_seed, round_robin
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.tables import GameResult
@@ -246,17 +247,24 @@ def test_bot_commands_become_argument_lists(tmp_path: Path) -> None:
         "--level",
         "very hard",
     ]
-    process = BotProcess(
-        BotSpec("b", "python3 b.py"),
+    launch = Launch(
+        identity="b",
         token="t",
-        address="127.0.0.1:1",
-        log_dir=tmp_path,
+        log_path=tmp_path / "b.log",
         cwd=tmp_path,
+        mode=SandboxMode.NONE,
+        limits=Limits(),
+        tcp_address="127.0.0.1:1",
     )
+    process = BotProcess(BotSpec("b", "python3 b.py"), launch)
     assert process.argv() == [sys.executable, "b.py"]  # 'python' is the running Python
-    assert BotProcess(
-        BotSpec("c", "./c --x"), token="t", address="a", log_dir=tmp_path, cwd=tmp_path
-    ).argv() == ["./c", "--x"]
+    assert BotProcess(BotSpec("c", "./c --x"), launch).argv() == ["./c", "--x"]
+    assert BotProcess(BotSpec("d", "./d --x", args=("--level", "3")), launch).argv() == [
+        "./d",
+        "--x",
+        "--level",
+        "3",
+    ]
 
 
 def test_fingerprint_covers_what_decides_the_games() -> None:

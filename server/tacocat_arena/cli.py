@@ -63,6 +63,11 @@ def main() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no standings on the way.")
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    help="Confine the bots (default from the config: auto = bwrap where installed).",
+)
 def run(
     config_file: Path | None,
     bots: tuple[str, ...],
@@ -78,6 +83,7 @@ def run(
     quiet: bool,
     debug: bool,
     strict: bool,
+    sandbox: str | None,
 ) -> None:
     """Run a round-robin tournament (or a gauntlet) and write its result tables.
 
@@ -87,6 +93,7 @@ def run(
     """
     from tacocat_arena.tournament.cli import run_command
     from tacocat_arena.tournament.config import TournamentFormat
+    from tacocat_arena.tournament.sandbox import SandboxMode
 
     run_command(
         config_file,
@@ -105,6 +112,7 @@ def run(
             "out": out,
             "format": None if gauntlet is None else TournamentFormat.GAUNTLET,
             "gauntlet_bot": gauntlet,
+            "sandbox": SandboxMode(sandbox) if sandbox else None,
         },
     )
 

@@ -14,7 +14,7 @@ import contextlib
 import hmac
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -44,10 +44,14 @@ class Referee:
         settings: RefereeSettings,
         *,
         classify_disconnect: Callable[[str], Awaitable[Termination]] | None = None,
+        check_peer: Callable[[str, str], str | None] | None = None,
     ) -> None:
         self.tokens = dict(tokens) if tokens is not None else None
         self.settings = settings
         self.classify_disconnect = classify_disconnect
+        #: ``check_peer(name, peer)``: why the connection may not be ``name``'s (None: it
+        #: may), for bots whose process the tournament started (``referee/peers.py``).
+        self.check_peer = check_peer
         self.sessions: dict[str, BotSession] = {}
         self._changed = asyncio.Condition()
         #: Bots that are away: when each must be back by (``time.monotonic``), see
@@ -218,6 +222,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 f"bot {name!r}: its last stream stopped reading and is still open; close it "
                 "(or its connection) before connecting again",
             )
+        if referee.check_peer is not None and (refused := referee.check_peer(name, context.peer())):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refused)
         if referee.live_session(name) is not None:
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
@@ -351,9 +357,10 @@ def _bearer_token(context: grpc.aio.ServicerContext) -> str:
 
 
 async def start_server(
-    referee: Referee, host: str = "127.0.0.1", port: int = 0
+    referee: Referee, host: str = "127.0.0.1", port: int = 0, *, unix_sockets: Sequence[str] = ()
 ) -> tuple[grpc.aio.Server, int]:
-    """Start a referee server on ``host:port`` (0 = any free port); return it and its port."""
+    """Start a referee server on ``host:port`` (0 = any free port) and on the Unix socket
+    paths ``unix_sockets``; return it and its port."""
     max_bytes = referee.settings.max_message_bytes
     server = grpc.aio.server(
         options=[
@@ -374,6 +381,12 @@ async def start_server(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     bound = bind_port(server, host, port)
+    for path in unix_sockets:
+        try:
+            if server.add_insecure_port(f"unix:{path}") == 0:
+                raise RuntimeError
+        except RuntimeError:
+            raise ListenError(f"cannot listen on the Unix socket {path}") from None
     await server.start()
     for service in ("", SERVICE_NAME):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)

@@ -1,9 +1,13 @@
 """Bot processes: start each bot command, wait for it to connect, restart it if it crashes.
 
 Each bot runs as a subprocess with TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and
-TACOCAT_ARENA_BOT set, its working directory the config file's folder, its stdout and stderr
-appended to ``logs/NAME.log`` in the output folder.  When it fails to start or connect, the
-error quotes the end of that log, which is where the reason almost always is.
+TACOCAT_ARENA_BOT set, its working directory its ``dir`` (default: the config file's folder),
+confined by the sandbox (``sandbox.py``) when there is one, its resources limited in every
+mode.  Its stdout and stderr go through the runner into ``logs/IDENTITY.log`` in the output
+folder, which is kept to ``log_limit_kib`` (the oldest part dropped, a marker left in its
+place).  When the process ends, the log says how (exit code or signal, and the limit it hit),
+its children are killed with it, and errors quote the end of the log, which is where the
+reason almost always is.
 """
 
 from __future__ import annotations
@@ -12,57 +16,122 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.referee import Referee
+from tacocat_arena.referee.peers import PeerCheck
+from tacocat_arena.tournament import sandbox
 from tacocat_arena.tournament.config import BotSpec
+from tacocat_arena.tournament.sandbox import Limits, PidsCgroup, SandboxMode
 
 _TAIL_LINES = 15
+_TAIL_BYTES = 64 * 1024
 
 
 class BotStartError(RuntimeError):
     """A bot could not be started or did not connect; the message says why."""
 
 
-def check_command(spec: BotSpec, cwd: Path) -> None:
-    """BotStartError unless ``spec``'s program can be found (on PATH or in ``cwd``).
+def check_command(spec: BotSpec, cwd: Path, *, sandboxed: bool = False) -> None:
+    """BotStartError unless ``spec``'s program can be found (on PATH or in ``cwd``; in the
+    sandbox, on its PATH).
 
     Called before anything is written, so that a typo fails with nothing left behind.
     """
     argv = spec.argv()
     if not argv or argv[0] in ("python", "python3"):
         return  # run with this Python (BotProcess.argv)
-    if shutil.which(argv[0], path=os.environ.get("PATH")) is None and not (cwd / argv[0]).exists():
+    path = sandbox.BASE_ENV["PATH"] if sandboxed else os.environ.get("PATH")
+    if shutil.which(argv[0], path=path) is None and not (cwd / argv[0]).exists():
         raise BotStartError(
             f"bot {spec.name!r}: command not found: {argv[0]!r} (from {spec.command!r}); "
             "check the command and your PATH"
+            + (f" (in the sandbox PATH is {path})" if sandboxed else "")
         )
 
 
-class BotProcess:
-    """One bot's process, across restarts."""
+@dataclass(frozen=True)
+class Launch:
+    """How one bot process is started: the settings the runner decides for it."""
 
-    def __init__(
-        self,
-        spec: BotSpec,
-        *,
-        token: str,
-        address: str,
-        log_dir: Path,
-        cwd: Path,
-        echo: bool = False,
-    ) -> None:
+    identity: str  # the name it connects as (the bot's, or its twin's)
+    token: str
+    log_path: Path
+    cwd: Path
+    mode: SandboxMode  # resolved: BWRAP or NONE
+    limits: Limits
+    tcp_address: str  # where an unsandboxed bot connects
+    socket_path: Path | None = None  # its own Unix socket (bind-mounted into the sandbox)
+    hide: tuple[Path, ...] = ()  # paths a sandboxed bot must not see
+    log_limit_bytes: int = 1024 * 1024
+    peer_check: PeerCheck | None = field(default=None, compare=False)
+    #: Debug mode: the bot shares this terminal (stdin too, for breakpoints), no log.
+    echo: bool = False
+
+
+class CappedLog:
+    """A log file kept to about ``limit`` bytes: when it grows past it, the older half is
+    dropped and a marker says how much; the newest output, where a crash's reason is,
+    always stays."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self.path = path
+        self.limit = limit
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.size = path.stat().st_size if path.exists() else 0
+        self.dropped = 0
+
+    def write(self, data: bytes) -> None:
+        """Append ``data``, trimming the file when it passes the limit."""
+        with open(self.path, "ab") as handle:
+            handle.write(data)
+        self.size += len(data)
+        if self.size > self.limit:
+            self._trim()
+
+    def _trim(self) -> None:
+        content = self.path.read_bytes()
+        keep = content[-(self.limit // 2) :]
+        cut = keep.find(b"\n")
+        if 0 <= cut < len(keep) - 1:
+            keep = keep[cut + 1 :]
+        self.dropped += len(content) - len(keep)
+        marker = (
+            f"--- [{self.dropped} bytes of older output dropped: the log is kept to "
+            f"{self.limit // 1024} KiB (log_limit_kib)] ---\n"
+        ).encode()
+        self.path.write_bytes(marker + keep)
+        self.size = len(marker) + len(keep)
+
+
+class BotProcess:
+    """One bot's process (one instance of it), across restarts."""
+
+    def __init__(self, spec: BotSpec, launch: Launch) -> None:
         self.spec = spec
-        #: Debug mode: the bot shares this terminal (stdin too, for breakpoints), no log.
-        self.echo = echo
-        self.token = token
-        self.address = address
-        self.log_path = log_dir / f"{spec.name}.log"
-        self.cwd = cwd
+        self.launch = launch
+        self.log_path = launch.log_path
+        self.log = CappedLog(launch.log_path, launch.log_limit_bytes)
         self.process: asyncio.subprocess.Process | None = None
+        self.cgroup: PidsCgroup | None = None
         self.starts = 0
+        #: How each start ended ("exited with code 3", "killed by signal 9 (SIGKILL)").
+        self.exits: list[str] = []
+        #: The ends the runner did not cause: a crash, or an exit with an error code.
+        self.crashes: list[str] = []
+        self._pump: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._killed = False  # the runner signalled the process (at stop)
         self._lock = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        """The identity this process connects as."""
+        return self.launch.identity
 
     @property
     def is_running(self) -> bool:
@@ -76,41 +145,104 @@ class BotProcess:
             argv[0] = sys.executable
         return argv
 
+    def _command(self) -> tuple[list[str], dict[str, str], Path | None]:
+        launch = self.launch
+        argv = self.argv()
+        sandboxed = launch.mode is SandboxMode.BWRAP
+        check_command(self.spec, launch.cwd, sandboxed=sandboxed)
+        arena = {
+            "TACOCAT_ARENA_TOKEN": launch.token,
+            "TACOCAT_ARENA_BOT": launch.identity,
+            "PYTHONUNBUFFERED": "1",
+        }
+        if not sandboxed:
+            arena["TACOCAT_ARENA_ADDRESS"] = launch.tcp_address
+            env = {**os.environ, **dict(self.spec.env), **arena}
+            return argv, env, launch.cwd
+        assert launch.socket_path is not None, "a sandboxed bot needs its socket"
+        bwrap = sandbox.bwrap_path()
+        assert bwrap is not None, "resolve_mode() checked that bwrap works"
+        arena["TACOCAT_ARENA_ADDRESS"] = f"unix:{sandbox.SOCKET_IN_SANDBOX}"
+        command = sandbox.bwrap_argv(
+            argv,
+            bwrap=bwrap,
+            bot_dir=launch.cwd,
+            writable_dir=self.spec.writable_dir,
+            socket=launch.socket_path,
+            hide=launch.hide,
+        )
+        return command, sandbox.bot_env(dict(self.spec.env), arena), None
+
     async def start(self) -> None:
         """Start the process (its output goes to the log file)."""
-        argv = self.argv()
-        check_command(self.spec, self.cwd)
-        env = dict(
-            os.environ,
-            TACOCAT_ARENA_ADDRESS=self.address,
-            TACOCAT_ARENA_TOKEN=self.token,
-            TACOCAT_ARENA_BOT=self.spec.name,
-            PYTHONUNBUFFERED="1",
-        )
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            log.write(f"--- start #{self.starts + 1}: {argv}\n".encode())
-            log.flush()
-            try:
-                self.process = await asyncio.create_subprocess_exec(
-                    *argv,
-                    cwd=self.cwd,
-                    env=env,
-                    stdin=None if self.echo else asyncio.subprocess.DEVNULL,
-                    stdout=None if self.echo else log,
-                    stderr=None if self.echo else asyncio.subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            except OSError as error:
-                raise BotStartError(
-                    f"bot {self.spec.name!r}: cannot run {self.spec.command!r}: {error}"
-                ) from None
+        argv, env, cwd = self._command()
+        self.log.write(f"--- start #{self.starts + 1}: {self.argv()}\n".encode())
+        self.cgroup = PidsCgroup.create(self.name.replace("~", "-"), self.launch.limits.processes)
+        self._stopping = self._killed = False
+        try:
+            prefix = sandbox.launcher(self.launch.limits, self.cgroup)
+        except sandbox.SandboxError as error:
+            raise BotStartError(f"bot {self.spec.name!r}: {error}") from None
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *prefix,
+                *argv,
+                cwd=cwd,
+                env=env,
+                stdin=None if self.launch.echo else asyncio.subprocess.DEVNULL,
+                stdout=None if self.launch.echo else asyncio.subprocess.PIPE,
+                stderr=None if self.launch.echo else asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise BotStartError(
+                f"bot {self.spec.name!r}: cannot run {self.spec.command!r}: {error}"
+            ) from None
+        if self.launch.peer_check is not None:
+            self.launch.peer_check.expect(self.name, self.process.pid)
         self.starts += 1
+        if not self.launch.echo:
+            self._pump = asyncio.create_task(self._copy_output(self.process))
+        self._watch = asyncio.create_task(self._on_exit(self.process))
+
+    async def _copy_output(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(65536):
+            self.log.write(chunk)
+
+    async def _on_exit(self, process: asyncio.subprocess.Process) -> None:
+        code = await process.wait()
+        self._kill_group(process)  # its children go with it
+        if self._pump is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._pump), 2.0)
+        how = describe_exit(code, sandboxed=self.launch.mode is SandboxMode.BWRAP)
+        limit = ""
+        if code != 0 and not self._stopping:
+            limit = sandbox.limit_reason(self.launch.limits, self._tail_text(), self.cgroup)
+        ended = f"{how}: {limit}" if limit else how
+        self.exits.append(ended)
+        if code != 0 and not (self._stopping and self._killed):
+            self.crashes.append(ended)
+        self.log.write(f"--- {ended}\n".encode())
+        if self.cgroup is not None:
+            await self.cgroup.remove()
+
+    def last_exit(self) -> str:
+        """How the last start ended ("" while it runs or if it never started)."""
+        return self.exits[-1] if self.exits and not self.is_running else ""
+
+    async def ended(self, within: float = 5.0) -> str:
+        """How the process ended, once it has (waiting up to ``within`` s); "" if running."""
+        if self._watch is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._watch), within)
+        return self.last_exit()
 
     async def wait_connected(self, referee: Referee, timeout: float) -> None:
         """Wait for the bot's session; BotStartError if it exits or times out first."""
         assert self.process is not None, "start() first"
-        connected = asyncio.ensure_future(referee.wait_for_session(self.spec.name, timeout))
+        connected = asyncio.ensure_future(referee.wait_for_session(self.name, timeout))
         exited = asyncio.ensure_future(self.process.wait())
         try:
             done, _ = await asyncio.wait({connected, exited}, return_when=asyncio.FIRST_COMPLETED)
@@ -121,11 +253,11 @@ class BotProcess:
         if connected in done and connected.exception() is None:
             return
         if exited in done:
-            why = f"exited with code {self.process.returncode} before connecting"
+            why = f"{await self.ended(3.0) or 'exited'} before connecting"
         else:
             why = f"did not connect within {timeout:g} s"
         raise BotStartError(
-            f"bot {self.spec.name!r} ({self.spec.command}) {why}. Last lines of "
+            f"bot {self.name!r} ({self.spec.command}) {why}. Last lines of "
             f"{self.log_path}:\n{self.tail()}"
         )
 
@@ -133,7 +265,7 @@ class BotProcess:
         """Restart the bot if it died (at most ``max_restarts`` times in the tournament);
         return False when it is dead and may not be restarted."""
         async with self._lock:
-            if self.is_running and referee.live_session(self.spec.name) is not None:
+            if self.is_running and referee.live_session(self.name) is not None:
                 return True
             if self.starts > max_restarts:
                 return False
@@ -151,29 +283,62 @@ class BotProcess:
         return self.process.returncode is not None
 
     async def stop(self, grace: float = 3.0) -> None:
-        """Stop the process: let it finish after SessionEnd, then terminate, then kill."""
+        """Stop the process: let it finish after SessionEnd, then terminate, then kill;
+        its whole process group (and cgroup, and sandbox) goes with it."""
         process = self.process
-        if process is None or process.returncode is not None:
+        if process is None:
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), grace)
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 2.0)
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
+        if process.returncode is None:
+            self._stopping = True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), grace)
+            if process.returncode is None:
+                self._killed = True
+                with contextlib.suppress(ProcessLookupError):
+                    process.terminate()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), 2.0)
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        self._kill_group(process)
+        if self._watch is not None:
+            await asyncio.gather(self._watch, return_exceptions=True)
+
+    @staticmethod
+    def _kill_group(process: asyncio.subprocess.Process) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    def _tail_text(self) -> str:
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(max(0, handle.seek(0, os.SEEK_END) - _TAIL_BYTES))
+                return handle.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     def tail(self) -> str:
         """The last lines of the bot's log."""
-        try:
-            lines = self.log_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return "  (no output)"
+        lines = self._tail_text().splitlines()
         return "\n".join("  " + line for line in lines[-_TAIL_LINES:]) or "  (no output)"
+
+
+def describe_exit(code: int | None, *, sandboxed: bool = False) -> str:
+    """How a process ended, in words ("exited with code 3", "killed by signal 9 (SIGKILL)").
+
+    bwrap reports a sandboxed process killed by signal N as exit code 128 + N, as shells do."""
+    if code is None:
+        return "still running"
+    if code < 0 or (sandboxed and code > 128):
+        number = -code if code < 0 else code - 128
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "unknown signal"
+        return f"killed by signal {number} ({name})"
+    return f"exited with code {code}"
 
 
 class ExternalBot:
@@ -181,9 +346,19 @@ class ExternalBot:
 
     def __init__(self, spec: BotSpec) -> None:
         self.spec = spec
+        self.name = spec.name
+        self.crashes: list[str] = []
 
     async def start(self) -> None:
         """Nothing to start: the bot connects from elsewhere."""
+
+    def last_exit(self) -> str:
+        """A remote bot has no process of ours to end."""
+        return ""
+
+    async def ended(self, within: float = 5.0) -> str:
+        """A remote bot has no process of ours to end."""
+        return ""
 
     async def wait_connected(self, referee: Referee, timeout: float) -> None:
         """Wait for the bot's session; BotStartError if it does not come."""

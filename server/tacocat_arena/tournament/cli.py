@@ -93,7 +93,7 @@ def run_command(
     try:
         for bot in config.bots:
             if not bot.is_external:
-                check_command(bot, config.base_dir)
+                check_command(bot, bot.dir or config.base_dir)
     except BotStartError as error:
         raise click.ClickException(str(error)) from None
     try:
@@ -169,6 +169,8 @@ def run_command(
         + (f" ({outcome.resumed_from} were already done)" if outcome.resumed_from else "")
         + f". Results: {', '.join(str(config.out / f) for f in OUTPUT_FILES)}"
     )
+    for line in run_summary(outcome):
+        console.print(line)
     console.print(f"Open the report in a browser: {config.out / 'report.html'}")
     if state is not None:
         console.print(state.summary(), soft_wrap=True)
@@ -189,6 +191,19 @@ def _match_monitor(
     for result in store.results():
         monitor.add(result)
     return monitor
+
+
+def run_summary(outcome: TournamentRun) -> list[str]:
+    """What went wrong with bots in a run: games not played, processes that ended badly."""
+    lines = []
+    if outcome.unplayed:
+        lines.append(
+            f"{outcome.unplayed} games went unplayed (a bot crashed more often than "
+            "max_restarts allows; each is recorded as its forfeit)"
+        )
+    for name, ends in outcome.exits.items():
+        lines.append(f"bot {name}: {'; '.join(ends)} (see logs/{name}.log)")
+    return lines
 
 
 def output_console() -> Console:
@@ -303,6 +318,7 @@ def _run_with_progress(
                 tokens=tokens,
                 on_listening=on_listening,
                 should_stop=lambda: monitor is not None and monitor.is_decided,
+                on_notice=progress.console.print,
             )
         )
 

@@ -25,6 +25,7 @@ from tacocat_arena.referee.settings import (
     RefereeSettings,
 )
 from tacocat_arena.tournament.builtins import BUILTINS, BuiltinError, is_builtin, parse_builtin
+from tacocat_arena.tournament.sandbox import Limits, SandboxMode
 
 #: The example bots that ``builtin:NAME`` names, as importable modules (tournament/builtins.py
 #: holds them with their options).
@@ -46,10 +47,21 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class BotSpec:
-    """A participant: its name and the command that starts it."""
+    """A participant: its name, the command that starts it, and its per-bot options (as
+    cutechess's per-engine options; None means the tournament's setting)."""
 
     name: str
     command: str  # a shell-style command line, or builtin:NAME; "" = connects by itself
+    #: The bot's folder: its working directory, and all it sees of the disk in the sandbox.
+    dir: Path | None = None
+    #: Extra environment variables (the sandbox passes none of the organizer's).
+    env: tuple[tuple[str, str], ...] = ()
+    #: Extra arguments appended to the command.
+    args: tuple[str, ...] = ()
+    sandbox: SandboxMode | None = None
+    limits: Limits | None = None
+    #: Whether the bot may write to its folder inside the sandbox.
+    writable_dir: bool = False
 
     @property
     def is_external(self) -> bool:
@@ -59,8 +71,9 @@ class BotSpec:
     def argv(self) -> list[str]:
         """The command as an argument list (builtins run with this Python)."""
         if is_builtin(self.command):
-            return parse_builtin(self.command).argv()  # options: tournament/builtins.py
-        return shlex.split(self.command)
+            # options: tournament/builtins.py
+            return [*parse_builtin(self.command).argv(), *self.args]
+        return [*shlex.split(self.command), *self.args]
 
     @classmethod
     def parse(cls, text: str, *, external_ok: bool = False) -> BotSpec:
@@ -76,8 +89,9 @@ class BotSpec:
     @classmethod
     def checked(cls, name: str, command: str, *, external_ok: bool = False) -> BotSpec:
         """A validated spec (an empty command only where bots connect by themselves)."""
-        if not name or len(name) > 64 or not set(name) <= _NAME_CHARS:
-            raise ConfigError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.' or '+'")
+        # 62: a twin instance's identity adds "~B" within the referee's 64 characters.
+        if not name or len(name) > 62 or not set(name) <= _NAME_CHARS:
+            raise ConfigError(f"bot name {name!r}: use 1-62 letters, digits, '_', '-', '.' or '+'")
         if not command and external_ok:
             return cls(name, "")
         if not command:
@@ -128,6 +142,15 @@ class TournamentConfig:
     format: TournamentFormat = TournamentFormat.ROUND_ROBIN
     #: The bot that plays every other in a gauntlet (None: the first bot listed).
     gauntlet_bot: str | None = None
+    sandbox: SandboxMode = SandboxMode.AUTO
+    limits: Limits = field(default_factory=Limits)
+    #: Each bot's log is kept to about this size, the oldest part dropped.
+    log_limit_kib: int = 1024
+    #: Play the two games of a duplicate deal with two processes of each bot (A and B), so
+    #: no process ever holds a hand it will face as its opponent's.
+    twins: bool = True
+    #: The config file itself (hidden from sandboxed bots), if there is one.
+    config_file: Path | None = None
 
     def __post_init__(self) -> None:
         if len(self.bots) < 2:
@@ -201,6 +224,10 @@ class TournamentConfig:
     def gauntlet_name(self) -> str:
         """The bot that plays everyone in a gauntlet: ``gauntlet_bot`` or the first bot."""
         return self.gauntlet_bot or self.bots[0].name
+        if self.log_limit_kib < 4:
+            raise ConfigError(
+                f"log_limit_kib: must be >= 4, got {self.log_limit_kib}", key="log_limit_kib"
+            )
 
     @property
     def referee_settings(self) -> RefereeSettings:
@@ -222,7 +249,7 @@ class TournamentConfig:
     def fingerprint(self) -> str:
         """A hash of what decides the games: bots, games, seed, clocks, policy, ruleset."""
         data = {
-            "bots": [[b.name, b.command] for b in self.bots],
+            "bots": [[b.name, b.command, *b.args] for b in self.bots],
             "games": self.games_per_pairing,
             "seed": self.seed,
             "move_timeout": self.move_timeout_s,
@@ -272,6 +299,10 @@ _KEYS = {
     "name",
     "format",
     "gauntlet_bot",
+    "sandbox",
+    "limits",
+    "log_limit_kib",
+    "twins",
 }
 
 
@@ -304,11 +335,13 @@ def load_config(
         raise ConfigError(
             f"{source}: unknown key {unknown[0]!r}; known keys are {', '.join(sorted(_KEYS))}"
         )
+    limits = _limits(data.get("limits", {}), Limits(), f"{source} [limits]")
     entries = data.get("bots", [])
     if not isinstance(entries, list):
         raise ConfigError(f"{source}: bots must be a list of [[bots]] tables")
     bots = [
-        _bot_from_toml(entry, index, source, external_ok) for index, entry in enumerate(entries)
+        _bot_from_toml(entry, index, source, external_ok, base_dir, limits)
+        for index, entry in enumerate(entries)
     ]
     if extra_bots:
         bots = [BotSpec.parse(text, external_ok=external_ok) for text in extra_bots]
@@ -333,6 +366,11 @@ def load_config(
         "ruleset": ruleset,
         "out": Path(_typed(data, "out", str, "tacocat-results", source)),
         "base_dir": base_dir,
+        "sandbox": _sandbox(_typed(data, "sandbox", str, "auto", source), source),
+        "limits": limits,
+        "log_limit_kib": _typed(data, "log_limit_kib", int, 1024, source),
+        "twins": _typed(data, "twins", bool, True, source),
+        "config_file": path.resolve() if path is not None else None,
     }
     policy = _typed(data, "failure_policy", str, "forfeit", source)
     try:
@@ -393,6 +431,8 @@ def with_out(config: TournamentConfig, out: Path) -> TournamentConfig:
 
 def _typed(data: Mapping[str, Any], key: str, kind: Any, default: Any, source: str) -> Any:
     value = data.get(key, default)
+    if kind is bool and isinstance(value, bool):
+        return value
     if isinstance(value, bool) or not isinstance(value, kind):
         if kind is int and isinstance(value, float):
             # TOML tells 2 from 2.0; a user who wrote the latter meant the former.
@@ -406,29 +446,83 @@ def _typed(data: Mapping[str, Any], key: str, kind: Any, default: Any, source: s
     return value
 
 
-#: The keys of a ``[[bots]]`` entry.
+#: The keys of a ``[[bots]]`` entry: the two it must have, then its options.
 _BOT_KEYS = ("name", "command")
+_BOT_OPTIONS = ("dir", "env", "args", "sandbox", "limits", "writable_dir")
 
 
-def _bot_from_toml(entry: Any, index: int, source: str, external_ok: bool) -> BotSpec:
-    """The ``index``-th ``[[bots]]`` entry (from 0), every error naming the file and entry."""
+def _sandbox(text: str, source: str) -> SandboxMode:
+    try:
+        return SandboxMode(text)
+    except ValueError:
+        raise ConfigError(f"{source}: sandbox {text!r} must be 'auto', 'bwrap' or 'none'") from None
+
+
+def _limits(data: Any, base: Limits, source: str) -> Limits:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: limits must be a table (memory_mib, processes, open_files)")
+    unknown = sorted(set(data) - {"memory_mib", "processes", "open_files"})
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown limit {unknown[0]!r}; the limits are memory_mib, processes "
+            "and open_files"
+        )
+    try:
+        return replace(base, **data)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{source}: {error}") from None
+
+
+def _bot_from_toml(
+    entry: Any, index: int, source: str, external_ok: bool, base_dir: Path, limits: Limits
+) -> BotSpec:
+    """The ``index``-th ``[[bots]]`` entry (from 0), every error naming the file and entry;
+    options default to the tournament's (``limits`` are the tournament's limits)."""
     if not isinstance(entry, Mapping):
         raise ConfigError(
             f'{source}: bots[{index}] must be a [[bots]] table with name = "..." and '
             'command = "..."'
         )
     label = f"[[bots]] entry {entry['name']!r}" if "name" in entry else f"bots[{index}]"
-    unknown = sorted(set(entry) - set(_BOT_KEYS))
+    unknown = sorted(set(entry) - set(_BOT_KEYS) - set(_BOT_OPTIONS))
     if unknown:
         raise ConfigError(
             f"{source}: {label}: unknown key {unknown[0]!r}; a bot has {' and '.join(_BOT_KEYS)}"
+            f", and optionally {', '.join(_BOT_OPTIONS)}"
         )
     for key in _BOT_KEYS:
         if not isinstance(entry.get(key, ""), str):
             raise ConfigError(f"{source}: {label}: {key} must be a string, got {entry[key]!r}")
     try:
-        return BotSpec.checked(
+        spec = BotSpec.checked(
             entry.get("name", ""), entry.get("command", ""), external_ok=external_ok
         )
     except ConfigError as error:
         raise ConfigError(f"{source}: {error}") from None
+    where = f"{source}: {label}"
+    env = entry.get("env", {})
+    if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
+        raise ConfigError(f'{where}: env must be a table of strings, e.g. env = {{ LEVEL = "3" }}')
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigError(f'{where}: args must be a list of strings, e.g. args = ["--level", "3"]')
+    folder = None
+    if "dir" in entry:
+        folder = (base_dir / _typed(entry, "dir", str, ".", where)).resolve()
+        if not folder.is_dir():
+            raise ConfigError(f"{where}: dir {folder} is not a folder")
+    bot_limits = None
+    if "limits" in entry:
+        bot_limits = _limits(entry["limits"], limits, f"{where}: limits")
+    sandbox = None
+    if "sandbox" in entry:
+        sandbox = _sandbox(_typed(entry, "sandbox", str, "auto", where), where)
+    return replace(
+        spec,
+        dir=folder,
+        env=tuple(sorted(env.items())),
+        args=tuple(args),
+        sandbox=sandbox,
+        limits=bot_limits,
+        writable_dir=_typed(entry, "writable_dir", bool, False, where),
+    )

@@ -79,7 +79,10 @@ def write_outputs(
     tables = compute_tables(config, store)
     metadata: dict[str, Any] = dict(config.describe())
     metadata.update(games_planned=planned, games_played=store.count(), complete=complete)
-    if not complete:
+    if complete:
+        # Published at the end, so anyone can re-derive every deal (schedule.deal_seed).
+        metadata["deal_secret"] = store.deal_secret()
+    else:
         metadata.pop("seed")  # no bot may learn the seed before the tournament ends
     write_standings_csv(out / "standings.csv", tables.standings)
     write_crosstable_csv(out / "crosstable.csv", tables.bots, tables.crosstable)

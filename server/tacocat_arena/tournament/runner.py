@@ -1,10 +1,16 @@
 """Running a tournament: referee on loopback, bot processes, parallel games, durable results.
 
-``run_tournament`` hosts the referee in process on 127.0.0.1 (a free port), starts every bot,
-plays the planned games that the database does not hold yet, up to ``concurrency`` at a time,
-and commits each finished game before it counts.  A bot whose process dies is restarted (its
-games in progress are lost by it, recorded with reason "crash"); one that keeps dying, past
+``run_tournament`` hosts the referee in process on 127.0.0.1 (a free port) and on one Unix
+socket per sandboxed bot process, starts every bot, plays the planned games that the database
+does not hold yet, up to ``concurrency`` at a time, and commits each finished game before it
+counts.  A bot whose process dies is restarted (its games in progress are lost by it,
+recorded with reason "crash" and how the process ended); one that keeps dying, past
 ``max_restarts``, forfeits its remaining games without playing them.
+
+Twins: with ``twins`` on (the default) each bot runs as two processes, instance A (identity
+``NAME``) for the first game of every duplicate pair and instance B (``NAME~B``) for its
+twin, so no process ever holds a hand it will later face as its opponent's.  The deals mix
+the store's secret (``schedule.deal_seed``), so the config's seed alone predicts nothing.
 """
 
 from __future__ import annotations
@@ -12,28 +18,44 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.engine import record as record_format
 from tacocat_arena.referee import GameReport, Referee, start_server
-from tacocat_arena.tournament.bots import BotProcess, ExternalBot
-from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.referee.peers import PeerCheck
+from tacocat_arena.tournament.bots import BotProcess, ExternalBot, Launch
+from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.tournament.sandbox import SandboxMode, describe_limits, resolve_mode
 from tacocat_arena.tournament.schedule import PlannedGame, plan_for
 from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.tables import GameResult
 
 ProgressCallback = Callable[[GameResult, int, int], None]
+#: The suffix of a bot's twin instance (``NAME~B``), which plays the second game of each pair.
+TWIN_SUFFIX = "~B"
 
 
 @dataclass(frozen=True)
 class TournamentRun:
-    """How a run went: games planned, already done before it, and played by it."""
+    """How a run went: games planned, already done before it, and played by it; how many of
+    those were recorded unplayed (a bot past its restarts), and every bot process that
+    ended on its own with an error (identity -> how, in order)."""
 
     planned: int
     resumed_from: int
     played: int
+    unplayed: int = 0
+    exits: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def identities(bot: BotSpec, twins: bool) -> tuple[str, ...]:
+    """The names a bot's processes connect as: one, or its A and B instances."""
+    return (bot.name, bot.name + TWIN_SUFFIX) if twins and not bot.is_external else (bot.name,)
 
 
 async def run_tournament(
@@ -47,6 +69,7 @@ async def run_tournament(
     tokens: Mapping[str, str] | None = None,
     on_listening: Callable[[int], None] = lambda port: None,
     should_stop: Callable[[], bool] = lambda: False,
+    on_notice: Callable[[str], None] = lambda text: None,
 ) -> TournamentRun:
     """Play every planned game missing from ``store``; see the module docstring.
 
@@ -55,43 +78,94 @@ async def run_tournament(
 
     Bots with a command are started here with generated tokens; bots without one
     (``tacocat-arena serve``) connect by themselves with their token from ``tokens``.
+    ``on_notice`` receives what the organizer should know before the games start: which
+    sandbox each bot runs in, which limits are in force, and any warning about them.
     """
-    names = [bot.name for bot in config.bots]
-    plan = plan_for(config)
+    plan = plan_for(config, store.deal_secret())
     finished = store.finished_ids()
     todo = [game for game in plan if game.game_id not in finished]
     on_start(len(plan), len(plan) - len(todo))
     if not todo:
         return TournamentRun(len(plan), len(plan), 0)
 
-    secrets_by_name = {name: secrets.token_urlsafe(24) for name in names}
+    started = [bot for bot in config.bots if not bot.is_external]
+    modes = {
+        bot.name: resolve_mode(bot.sandbox or config.sandbox, warn=on_notice) for bot in started
+    }
+    if started:
+        by_mode: dict[SandboxMode, list[str]] = {}
+        for name, mode in modes.items():
+            by_mode.setdefault(mode, []).append(name)
+        on_notice(
+            "Sandbox: "
+            + "; ".join(f"{mode} for {', '.join(bots)}" for mode, bots in by_mode.items())
+            + (". Twins: two processes per bot (A, B)" if config.twins else "")
+        )
+        for limits in dict.fromkeys(bot.limits or config.limits for bot in started):
+            on_notice(f"Limits per bot process: {describe_limits(limits)}")
+
+    all_ids = {ident: bot for bot in config.bots for ident in identities(bot, config.twins)}
+    secrets_by_name = {ident: secrets.token_urlsafe(24) for ident in all_ids}
     secrets_by_name.update(tokens or {})
     processes: dict[str, BotProcess | ExternalBot] = {}
 
     async def classify_disconnect(name: str) -> Termination:
-        crashed = await processes[name].has_exited(within=1.0)
+        # A process killed outright (kill -9) closes its socket before it is reaped: give
+        # the exit time to show, so that a crash is never called a disconnect.
+        crashed = await processes[name].has_exited(within=5.0)
         return Termination.FORFEIT_CRASH if crashed else Termination.FORFEIT_DISCONNECT
 
+    peer_check = PeerCheck()
     referee = Referee(
-        secrets_by_name, config.referee_settings, classify_disconnect=classify_disconnect
+        secrets_by_name,
+        config.referee_settings,
+        classify_disconnect=classify_disconnect,
+        check_peer=peer_check,
     )
-    server, port = await start_server(referee, host, port)
+    socket_dir = Path(tempfile.mkdtemp(prefix="tacocat-"))
+    sockets = {
+        ident: socket_dir / f"{ident}.sock"
+        for ident, bot in all_ids.items()
+        if modes.get(bot.name) is SandboxMode.BWRAP
+    }
+    for ident, path in sockets.items():
+        peer_check.listen(ident, path)
+    try:
+        server, port = await start_server(
+            referee, host, port, unix_sockets=[str(p) for p in sockets.values()]
+        )
+    except BaseException:
+        shutil.rmtree(socket_dir, ignore_errors=True)
+        raise
+    peer_check.tcp_port = port
     on_listening(port)
     log_dir = config.out / "logs"
-    for bot in config.bots:
+    hide = _private_paths(config)
+    for ident, bot in all_ids.items():
         if bot.is_external:
-            processes[bot.name] = ExternalBot(bot)
+            processes[ident] = ExternalBot(bot)
             continue
-        processes[bot.name] = BotProcess(
+        own_dir = bot.dir or config.base_dir
+        processes[ident] = BotProcess(
             bot,
-            token=secrets_by_name[bot.name],
-            address=f"127.0.0.1:{port}",
-            log_dir=log_dir,
-            cwd=config.base_dir,
-            echo=config.debug,
+            Launch(
+                identity=ident,
+                token=secrets_by_name[ident],
+                log_path=log_dir / f"{ident}.log",
+                cwd=own_dir,
+                mode=modes[bot.name],
+                limits=bot.limits or config.limits,
+                tcp_address=f"127.0.0.1:{port}",
+                socket_path=sockets.get(ident),
+                hide=tuple(p for p in hide if p != own_dir),
+                log_limit_bytes=config.log_limit_kib * 1024,
+                peer_check=peer_check,
+                echo=config.debug,
+            ),
         )
     done = len(plan) - len(todo)
     played = 0
+    unplayed = 0
     try:
         for process in processes.values():
             await process.start()
@@ -101,19 +175,20 @@ async def run_tournament(
         slots = asyncio.Semaphore(config.concurrency)
 
         async def play(planned: PlannedGame) -> None:
-            nonlocal done, played
+            nonlocal done, played, unplayed
             # An absent bot is waited for before the game takes a slot, and again if it left
             # while the game waited for one: waiting games never hold slots that games
             # between present bots could use.
+            seats = [_instance(name, planned, processes) for name in planned.seats]
             while True:
                 present = [
                     await processes[name].ensure_running(
                         referee, config.connect_timeout_s, config.max_restarts
                     )
-                    for name in planned.seats
+                    for name in seats
                 ]
                 await slots.acquire()
-                if all(present) and not all(map(referee.live_session, planned.seats)):
+                if all(present) and not all(map(referee.live_session, seats)):
                     slots.release()
                     continue
                 break
@@ -121,10 +196,11 @@ async def run_tournament(
                 if should_stop():
                     return
                 report = await _play_one(planned, referee, processes, config)
-                result = _result(report)
+                result = _result(report, planned)
                 store.save(result, report.detail, report.record)
                 done += 1
                 played += 1
+                unplayed += bool(report.record.get("unplayed"))
                 on_game(result, done, len(plan))
             finally:
                 slots.release()
@@ -141,7 +217,29 @@ async def run_tournament(
         await asyncio.gather(*(p.stop() for p in processes.values()), return_exceptions=True)
         with contextlib.suppress(Exception):
             await server.stop(grace=1.0)
-    return TournamentRun(len(plan), len(plan) - len(todo), played)
+        shutil.rmtree(socket_dir, ignore_errors=True)
+    exits = {
+        ident: tuple(process.crashes)
+        for ident, process in processes.items()
+        if isinstance(process, BotProcess) and process.crashes
+    }
+    return TournamentRun(len(plan), len(plan) - len(todo), played, unplayed, exits)
+
+
+def _private_paths(config: TournamentConfig) -> list[Path]:
+    """What no sandboxed bot may see even inside its own folder: the config file, the
+    output folder (the store, the logs) and every bot's folder (each bot's own is taken
+    out of the list for it)."""
+    paths = [config.out.resolve()]
+    if config.config_file is not None:
+        paths.append(config.config_file)
+    paths += [bot.dir for bot in config.bots if bot.dir is not None]
+    return paths
+
+
+def _instance(name: str, planned: PlannedGame, processes: Mapping[str, object]) -> str:
+    twin = name + TWIN_SUFFIX
+    return twin if planned.twin and twin in processes else name
 
 
 async def _play_one(
@@ -150,8 +248,13 @@ async def _play_one(
     processes: dict[str, BotProcess | ExternalBot],
     config: TournamentConfig,
 ) -> GameReport:
-    """Play one planned game, restarting dead bots first; a bot past its restarts forfeits."""
-    for seat, name in enumerate(planned.seats):
+    """Play one planned game, restarting dead bots first; a bot past its restarts forfeits.
+    A crash's detail says how the process ended (and the limit it ran into)."""
+    seats = (
+        _instance(planned.seats[0], planned, processes),
+        _instance(planned.seats[1], planned, processes),
+    )
+    for seat, name in enumerate(seats):
         alive = await processes[name].ensure_running(
             referee, config.connect_timeout_s, config.max_restarts
         )
@@ -159,26 +262,34 @@ async def _play_one(
             if isinstance(processes[name], ExternalBot):
                 detail = f"{name} (seat {seat}) was not connected; game not played"
                 return _unplayed(planned, seat, detail, Termination.FORFEIT_DISCONNECT)
+            last = processes[name].last_exit()
             detail = (
-                f"{name} (seat {seat}) crashed more than {config.max_restarts} times; "
-                "game not played"
+                f"{name} (seat {seat}) crashed more than {config.max_restarts} times"
+                + (f" (last: {last})" if last else "")
+                + "; game not played"
             )
             return _unplayed(planned, seat, detail, Termination.FORFEIT_CRASH)
     try:
-        return await referee.play(
+        report = await referee.play(
             planned.game_id,
-            planned.seats,
+            seats,
             seed=planned.seed,
             ruleset=config.ruleset,
             match_info=f"deal {planned.deal}",
         )
     except LookupError:
         # A bot vanished between the check and the start: count it as its crash.
-        for seat, name in enumerate(planned.seats):
+        for seat, name in enumerate(seats):
             if referee.live_session(name) is None:
                 detail = f"{name} (seat {seat}) is not connected"
                 return _unplayed(planned, seat, detail, Termination.FORFEIT_DISCONNECT)
         raise
+    loser = report.forfeit_by
+    if report.outcome.termination is Termination.FORFEIT_CRASH and loser is not None:
+        how = await processes[seats[loser]].ended()
+        if how:
+            report.detail = f"{report.detail} ({how})"
+    return report
 
 
 def _unplayed(planned: PlannedGame, seat: int, detail: str, termination: Termination) -> GameReport:
@@ -200,10 +311,10 @@ def _unplayed(planned: PlannedGame, seat: int, detail: str, termination: Termina
     )
 
 
-def _result(report: GameReport) -> GameResult:
+def _result(report: GameReport, planned: PlannedGame) -> GameResult:
     return GameResult(
         game_id=report.game_id,
-        seats=report.seats,
+        seats=planned.seats,  # the bots' names, whichever instance played
         seed=report.seed,
         winner=report.outcome.winner,
         reason=report.outcome.termination.value,

@@ -4,10 +4,13 @@ In a round robin every pair of bots meets ``games_per_pairing`` times; in a gaun
 meets every other that often and the others do not meet (``gauntlet``).  Each deal seed is
 played twice with the seats swapped (duplicate), so both bots hold the same cards in turn and
 the cards' luck cancels as far as it can.  Deal seeds derive from the tournament seed, the
-pairing and the deal index (SHA-256), so a tournament replays exactly.  Each pairing gets its
-own deals: a bot that remembered cards could otherwise recognise a deal it had met in another
-pairing.  Games are ordered deal by deal across pairings, and the two games of a duplicate
-pair are adjacent, so an interrupted tournament has played every pairing about equally.
+pairing and the deal index (SHA-256), and from the tournament's secret: drawn at its start,
+kept in its store and published in results.json once it is complete, so no bot can predict
+a deal from the config, and anyone can re-derive every deal afterwards.  Each pairing gets
+its own deals: a bot that remembered cards could otherwise recognise a deal it had met in
+another pairing.  Games are ordered deal by deal across pairings, and the two games of a
+duplicate pair are adjacent, so an interrupted tournament has played every pairing about
+equally.
 """
 
 from __future__ import annotations
@@ -28,17 +31,21 @@ class PlannedGame:
     seats: tuple[str, str]  # bot names in seat 0 and seat 1
     seed: int
     deal: int  # index of the deal within its pairing
+    #: The second game of its duplicate pair (played by each bot's twin instance).
+    twin: bool = False
 
 
-def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int) -> int:
-    """The engine seed of one deal of one pairing (names in plan order)."""
-    key = f"tacocat-arena:{tournament_seed}:{pairing[0]}:{pairing[1]}:{deal}"
+def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int, secret: str = "") -> int:
+    """The engine seed of one deal of one pairing (names in plan order).  Without a
+    ``secret`` (plans for tests and tools) the config seed alone decides it."""
+    prefix = f"tacocat-arena:{secret}:" if secret else "tacocat-arena:"
+    key = f"{prefix}{tournament_seed}:{pairing[0]}:{pairing[1]}:{deal}"
     digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
 def round_robin(
-    bots: Sequence[str], games_per_pairing: int, tournament_seed: int
+    bots: Sequence[str], games_per_pairing: int, tournament_seed: int, secret: str = ""
 ) -> list[PlannedGame]:
     """The whole plan, in playing order."""
     if games_per_pairing % 2:
@@ -47,16 +54,20 @@ def round_robin(
     plan: list[PlannedGame] = []
     for deal in range(games_per_pairing // 2):
         for index, (first, second) in enumerate(pairs):
-            seed = deal_seed(tournament_seed, (first, second), deal)
+            seed = deal_seed(tournament_seed, (first, second), deal, secret)
             # Alternate who sits in seat 0 first, so neither bot always opens a deal.
             a, b = (first, second) if (deal + index) % 2 == 0 else (second, first)
             plan.append(PlannedGame(f"{a}-{b}-d{deal}", (a, b), seed, deal))
-            plan.append(PlannedGame(f"{b}-{a}-d{deal}", (b, a), seed, deal))
+            plan.append(PlannedGame(f"{b}-{a}-d{deal}", (b, a), seed, deal, twin=True))
     return plan
 
 
 def gauntlet(
-    champion: str, bots: Sequence[str], games_per_pairing: int, tournament_seed: int
+    champion: str,
+    bots: Sequence[str],
+    games_per_pairing: int,
+    tournament_seed: int,
+    secret: str = "",
 ) -> list[PlannedGame]:
     """The gauntlet plan: ``champion`` against each other bot, the others never meet.
 
@@ -66,13 +77,14 @@ def gauntlet(
     if champion not in bots:
         raise ValueError(f"the gauntlet's bot {champion!r} is not among the bots")
     order = [champion, *(bot for bot in bots if bot != champion)]
-    plan = round_robin(order, games_per_pairing, tournament_seed)
+    plan = round_robin(order, games_per_pairing, tournament_seed, secret)
     return [game for game in plan if champion in game.seats]
 
 
-def plan_for(config: TournamentConfig) -> list[PlannedGame]:
-    """The plan of ``config``'s tournament, in playing order, by its format."""
+def plan_for(config: TournamentConfig, secret: str = "") -> list[PlannedGame]:
+    """The plan of ``config``'s tournament, in playing order, by its format; its deals mix
+    ``secret`` (the store's ``deal_secret``) into their seeds."""
     names = [bot.name for bot in config.bots]
     if config.format is TournamentFormat.GAUNTLET:
-        return gauntlet(config.gauntlet_name, names, config.games_per_pairing, config.seed)
-    return round_robin(names, config.games_per_pairing, config.seed)
+        return gauntlet(config.gauntlet_name, names, config.games_per_pairing, config.seed, secret)
+    return round_robin(names, config.games_per_pairing, config.seed, secret)

@@ -3,12 +3,14 @@
 One file, ``tournament.sqlite`` in the output folder, in WAL mode with synchronous=FULL: a
 game's row is durable once ``save`` returns, so ``--resume`` after a crash or kill -9 replays
 no finished game and loses none.  The ``meta`` table holds the config fingerprint, so a resume
-with a different config is refused instead of mixing two tournaments.
+with a different config is refused instead of mixing two tournaments, and the tournament's
+deal secret (``deal_secret``), drawn once and kept by ``--resume``.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +72,8 @@ class TournamentStore:
             # A database without games (say, a run whose bot failed to start) binds to nothing
             # yet: the corrected config takes it over.
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
+            # A new tournament: a new secret (nothing was dealt with the old one).
+            self.db.execute("DELETE FROM meta WHERE key = 'deal_secret'")
         elif row[0] != fingerprint:
             raise StorageError(
                 f"{self.path} belongs to another tournament (config fingerprint {row[0]}, "
@@ -81,6 +85,16 @@ class TournamentStore:
                 "--resume to continue it, or choose another --out folder"
             )
         return done
+
+    def deal_secret(self) -> str:
+        """The secret mixed into every deal seed (``schedule.deal_seed``): drawn from
+        ``secrets`` on first use, then kept, so a resumed tournament deals the same cards."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'deal_secret'").fetchone()
+        if row is not None:
+            return str(row[0])
+        secret = secrets.token_hex(16)
+        self.db.execute("INSERT INTO meta VALUES ('deal_secret', ?)", (secret,))
+        return secret
 
     def save(self, result: GameResult, detail: str, record: dict[str, Any]) -> None:
         """Commit one finished game (durable on return)."""
