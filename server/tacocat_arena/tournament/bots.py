@@ -256,8 +256,9 @@ class BotProcess:
             why = f"{await self.ended(3.0) or 'exited'} before connecting"
         else:
             why = f"did not connect within {timeout:g} s"
+        twin = " (its twin instance, B)" if self.name != self.spec.name else ""
         raise BotStartError(
-            f"bot {self.name!r} ({self.spec.command}) {why}. Last lines of "
+            f"bot {self.spec.name!r}{twin} ({self.spec.command}) {why}. Last lines of "
             f"{self.log_path}:\n{self.tail()}"
         )
 
