@@ -341,6 +341,13 @@ def _under(path: Path, roots: Sequence[str]) -> bool:
     return any(path == Path(root) or Path(root) in path.parents for root in roots)
 
 
+#: The organizer's variables that do reach a sandboxed bot: the SDK's settings (strict
+#: mode, ``TACOCAT_BOT_STRICT``), which say how to run, not what anyone holds.
+PASSED_PREFIX = "TACOCAT_BOT_"
+
+
 def bot_env(extra: Mapping[str, str], arena: Mapping[str, str]) -> dict[str, str]:
-    """A bot's whole environment: the base, the config's ``env``, then the arena's."""
-    return {**BASE_ENV, **extra, **arena}
+    """A sandboxed bot's whole environment: the base, the SDK's settings, the config's
+    ``env``, then the arena's."""
+    passed = {k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIX)}
+    return {**BASE_ENV, **passed, **extra, **arena}
