@@ -140,7 +140,7 @@ def _play(
     summary = SessionSummary()
     games: dict[str, _GameInfo] = {}
     policy = _BotErrors(type(bot).__name__, strict, summary)
-    with grpc.insecure_channel(address) as channel:
+    with _channel(address) as channel:
         _wait_for_referee(channel, address)
         stream = arena_pb2_grpc.ArenaStub(channel).Play(requests(), wait_for_ready=True)
         try:
@@ -199,6 +199,19 @@ def _wait_for_referee(channel: grpc.Channel, address: str) -> None:
             f"no referee answered at {address} within {CONNECT_TIMEOUT_S:g} s",
             address,
         ) from None
+
+
+def _channel(address: str) -> grpc.Channel:
+    """A channel to the referee: TLS when TACOCAT_ARENA_TLS_CA names the server's certificate
+    (or its CA) as a PEM file, or TACOCAT_ARENA_TLS=1 trusts the system's roots; else plain."""
+    ca_file = os.environ.get("TACOCAT_ARENA_TLS_CA")
+    if ca_file:
+        with open(ca_file, "rb") as handle:
+            credentials = grpc.ssl_channel_credentials(root_certificates=handle.read())
+        return grpc.secure_channel(address, credentials)
+    if os.environ.get("TACOCAT_ARENA_TLS", "") in ("1", "true", "yes"):
+        return grpc.secure_channel(address, grpc.ssl_channel_credentials())
+    return grpc.insecure_channel(address)
 
 
 def _handle(

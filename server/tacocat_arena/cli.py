@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tacocat_arena import __version__
+from tacocat_arena.arena.commands import players, serve
 
 STRICT_HELP = (
     "Python SDK bots stop at the first exception in a decision method (TACOCAT_BOT_STRICT=1 "
@@ -231,71 +232,8 @@ def replay(file: Path, game_id: str | None, html_out: Path | None) -> None:
         click.echo(line)
 
 
-@main.command()
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address to listen on (0.0.0.0 for bots on other machines).",
-)
-@click.option("--port", default=50051, show_default=True, help="Port to listen on.")
-@click.option(
-    "--tokens",
-    "tokens_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='TOML file of bot secrets: one line per bot, name = "token".',
-)
-@click.option(
-    "--schedule",
-    "schedule_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A tournament config; its bots without a command connect by themselves. "
-    "Default: a round robin of every bot in --tokens.",
-)
-@click.option("--games", type=int, help="Games per pairing (even).")
-@click.option("--seed", type=int, help="Tournament seed.")
-@click.option("--move-timeout", type=float, metavar="SECONDS", help="Time per decision.")
-@click.option(
-    "--wait",
-    type=float,
-    default=600.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for every bot to connect.",
-)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
-@click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
-def serve(
-    host: str,
-    port: int,
-    tokens_file: Path,
-    schedule_file: Path | None,
-    games: int | None,
-    seed: int | None,
-    move_timeout: float | None,
-    wait: float,
-    out: Path | None,
-    resume: bool,
-) -> None:
-    """A standalone referee: bots connect from anywhere with their token, then the scheduled
-    tournament is played and its results written as `run` writes them."""
-    from tacocat_arena.tournament.cli import serve_command
-
-    serve_command(
-        host,
-        port,
-        tokens_file,
-        schedule_file,
-        resume=resume,
-        overrides={
-            "games_per_pairing": games,
-            "seed": seed,
-            "move_timeout_s": move_timeout,
-            "out": out,
-            "connect_timeout_s": wait,
-        },
-    )
+main.add_command(serve)  # the arena: tacocat_arena/arena/commands.py
+main.add_command(players)
 
 
 @main.group()

@@ -45,6 +45,7 @@ from tacocat_arena.engine.view import (
     build_view,
     legal_options,
     public_event,
+    spectator_event,
 )
 
 __all__ = [
@@ -85,6 +86,7 @@ __all__ = [
     "legal_options",
     "other",
     "public_event",
+    "spectator_event",
     "replay",
     "round_deck",
     "sample_defence",

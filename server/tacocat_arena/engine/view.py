@@ -141,4 +141,35 @@ def legal_options(view: SeatView) -> LegalOptions | None:
 _new = tuple.__new__
 
 
-__all__ = ["LegalOptions", "SeatView", "build_view", "legal_options", "public_event"]
+def spectator_event(event: Event) -> Event:
+    """The part of a full-log ``event`` that a spectator may know: what both seats may know.
+
+    A live game's page is built from these alone (no hand, no draw, no draw pile), so a
+    spectator who passes it on to a bot gives that bot nothing its own view does not hold.
+    """
+    kind = event["type"]
+    if kind == "deal":
+        return {
+            "type": "deal",
+            "round": event["round"],
+            "position": event["position"],
+            "hand_size": event["hand_size"],
+        }
+    if kind == "replace":
+        return {
+            "type": "replace",
+            "round": event["round"],
+            "seat": event["seat"],
+            "discarded": event["discarded"],
+        }
+    return event  # duel, attack, defend, showdown, round_end, forfeit, game_end: all public
+
+
+__all__ = [
+    "LegalOptions",
+    "SeatView",
+    "build_view",
+    "legal_options",
+    "public_event",
+    "spectator_event",
+]

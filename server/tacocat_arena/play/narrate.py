@@ -36,10 +36,12 @@ def describe_event(
             f"Round {event['round']}: the Tacocat is on space {event['position']}, "
             f"{event['hand_size']} cards each"
         )
-        for seat, hand in enumerate(event["hands"]):
+        for seat, hand in enumerate(event.get("hands", ())):  # a spectator's form has none
             yield f"  {who(seat)} is dealt {_cards(hand)}"
     elif kind == "replace":
-        if event["discarded"]:
+        if event["discarded"] and "drawn" not in event:  # a spectator's form
+            yield f"  {who(event['seat'])} replaces {_cards(event['discarded'])}"
+        elif event["discarded"]:
             yield (
                 f"  {who(event['seat'])} replaces {_cards(event['discarded'])} "
                 f"and draws {_cards(event['drawn'])}"

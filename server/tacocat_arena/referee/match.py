@@ -156,16 +156,20 @@ async def play_game(
     settings: RefereeSettings,
     match_info: str = "",
     classify_disconnect: Callable[[str], Awaitable[Termination]] | None = None,
+    observe: Callable[[Game], None] | None = None,
 ) -> GameReport:
     """Referee one whole game and return its report; never raises for anything a bot does.
 
     ``classify_disconnect(bot_name)`` may turn a lost connection into another termination
-    (the tournament says FORFEIT_CRASH when the bot's process died).
+    (the tournament says FORFEIT_CRASH when the bot's process died).  ``observe(game)`` is
+    called once with the game as it starts, for spectators (an arena's live page).
     """
     clock = settings.clock
     untimed_since = time.monotonic()  # no seat's clock runs: the game waits on the referee
     max_untimed = 0.0
     game = Game(ruleset, seed)
+    if observe is not None:
+        observe(game)
     same_session = sessions[0] is sessions[1]
     converted: list[pb.PublicEvent | None] = []  # the log in wire form, shared by the seats
     seats = [

@@ -24,7 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena import __version__
-from tacocat_arena.engine import Ruleset, Termination
+from tacocat_arena.engine import Game, Ruleset, Termination
 from tacocat_arena.protocol.wire import PROTOCOL_VERSION
 from tacocat_arena.referee.match import FAILURE_POLICY_PB, GameReport, play_game
 from tacocat_arena.referee.session import BotSession
@@ -45,6 +45,7 @@ class Referee:
         *,
         classify_disconnect: Callable[[str], Awaitable[Termination]] | None = None,
         check_peer: Callable[[str, str], str | None] | None = None,
+        replace_sessions: bool = False,
     ) -> None:
         self.tokens = dict(tokens) if tokens is not None else None
         self.settings = settings
@@ -52,6 +53,9 @@ class Referee:
         #: ``check_peer(name, peer)``: why the connection may not be ``name``'s (None: it
         #: may), for bots whose process the tournament started (``referee/peers.py``).
         self.check_peer = check_peer
+        #: A new connection of a connected bot replaces its old session (a restarted bot)
+        #: instead of being refused with ALREADY_EXISTS.
+        self.replace_sessions = replace_sessions
         self.sessions: dict[str, BotSession] = {}
         self._changed = asyncio.Condition()
         #: Bots that are away: when each must be back by (``time.monotonic``), see
@@ -66,6 +70,25 @@ class Referee:
             return True
         expected = self.tokens.get(name)
         return expected is not None and hmac.compare_digest(expected.encode(), token.encode())
+
+    def refused(self, name: str, peer: str, reason: str) -> None:
+        """A connection was refused at the handshake (an arena shows these to its organizer)."""
+        log.info("refused %s from %s: %s", name or "(no name)", peer, reason)
+
+    async def replace(self, old: BotSession) -> None:
+        """End ``old`` because its bot connected again: its games in flight are forfeited."""
+        old.post(
+            pb.RefereeMessage(
+                session_end=pb.SessionEnd(
+                    reason=pb.SESSION_END_REASON_REMOVED,
+                    message="a new connection with this bot's token replaced this session",
+                )
+            )
+        )
+        with contextlib.suppress(TimeoutError):  # a bot that stopped reading is not waited for
+            await asyncio.wait_for(old.idle.wait(), min(2.0, self.settings.limits.write_deadline_s))
+        old.close("a new connection with its token replaced this session")
+        await self.unregister(old)
 
     async def register(self, session: BotSession) -> None:
         """Make ``session`` the live session of its bot."""
@@ -122,6 +145,7 @@ class Referee:
         seed: int,
         ruleset: Ruleset,
         match_info: str = "",
+        observe: Callable[[Game], None] | None = None,
     ) -> GameReport:
         """Referee one game between two connected bots (see ``match.play_game``)."""
         sessions = []
@@ -143,6 +167,7 @@ class Referee:
                 settings=self.settings,
                 match_info=match_info,
                 classify_disconnect=self.classify_disconnect,
+                observe=observe,
             )
 
     async def end_all_sessions(self, message: str) -> None:
@@ -197,7 +222,13 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message must be BotMessage.hello"
             )
         hello = hello_message.hello
+        peer = context.peer() or ""
         if hello.protocol_version != PROTOCOL_VERSION:
+            referee.refused(
+                hello.bot_name.strip()[:64],
+                peer,
+                f"protocol_version {hello.protocol_version}, not {PROTOCOL_VERSION}",
+            )
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 f"protocol_version {hello.protocol_version} is not supported; this referee "
@@ -211,12 +242,14 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             )
         token = hello.token or _bearer_token(context)
         if not referee.authenticate(name, token):
+            referee.refused(name, peer, "unknown bot or wrong token")
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 f"unknown bot {name!r} or wrong token: check TACOCAT_ARENA_BOT and "
                 "TACOCAT_ARENA_TOKEN",
             )
         if name in referee.stalled:
+            referee.refused(name, peer, "its last stream stopped reading and is still open")
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"bot {name!r}: its last stream stopped reading and is still open; close it "
@@ -224,7 +257,11 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             )
         if referee.check_peer is not None and (refused := referee.check_peer(name, context.peer())):
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, refused)
-        if referee.live_session(name) is not None:
+        old = referee.live_session(name)
+        if old is not None and referee.replace_sessions:
+            await referee.replace(old)
+        elif old is not None:
+            referee.refused(name, peer, "already connected")
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
                 f"bot {name!r} already has a live session; close it first",
@@ -320,7 +357,9 @@ class ListenError(OSError):
     """The referee cannot listen where it was asked to; the message names the address."""
 
 
-def bind_port(server: grpc.aio.Server, host: str, port: int) -> int:
+def bind_port(
+    server: grpc.aio.Server, host: str, port: int, *, tls: tuple[bytes, bytes] | None = None
+) -> int:
     """Bind ``server`` to ``host:port`` and return the port bound (0 picks a free one).
 
     grpc reports a failure as a bare ``RuntimeError`` ("Failed to bind") or a 0 port; this
@@ -328,7 +367,10 @@ def bind_port(server: grpc.aio.Server, host: str, port: int) -> int:
     """
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
-        bound = server.add_insecure_port(address)
+        if tls is None:
+            bound = server.add_insecure_port(address)
+        else:
+            bound = server.add_secure_port(address, grpc.ssl_server_credentials([tls]))
     except RuntimeError:
         bound = 0
     if bound == 0:
@@ -357,10 +399,18 @@ def _bearer_token(context: grpc.aio.ServicerContext) -> str:
 
 
 async def start_server(
-    referee: Referee, host: str = "127.0.0.1", port: int = 0, *, unix_sockets: Sequence[str] = ()
+    referee: Referee,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    unix_sockets: Sequence[str] = (),
+    tls: tuple[bytes, bytes] | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Start a referee server on ``host:port`` (0 = any free port) and on the Unix socket
-    paths ``unix_sockets``; return it and its port."""
+    paths ``unix_sockets``; return it and its port.
+
+    ``tls`` is (private key, certificate chain), both PEM, for bots on other machines.
+    """
     max_bytes = referee.settings.max_message_bytes
     server = grpc.aio.server(
         options=[
@@ -380,7 +430,7 @@ async def start_server(
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    bound = bind_port(server, host, port)
+    bound = bind_port(server, host, port, tls=tls)
     for path in unix_sockets:
         try:
             if server.add_insecure_port(f"unix:{path}") == 0:

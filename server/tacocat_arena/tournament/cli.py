@@ -11,7 +11,6 @@ import shutil
 import signal
 import sys
 import time
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -448,35 +447,3 @@ def load_game_entry(file: Path, game_id: str | None) -> dict[str, Any]:
     else:
         entry = entries[0]
     return entry
-
-
-def serve_command(
-    host: str,
-    port: int,
-    tokens_file: Path,
-    schedule_file: Path | None,
-    *,
-    overrides: Mapping[str, Any],
-    resume: bool,
-) -> None:
-    """``tacocat-arena serve``: a tournament whose bots connect by themselves."""
-    try:
-        with open(tokens_file, "rb") as handle:
-            tokens = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise click.ClickException(f"cannot read tokens file {tokens_file}: {error}") from None
-    bad = [name for name, token in tokens.items() if not isinstance(token, str) or len(token) < 8]
-    if bad:
-        raise click.ClickException(
-            f"{tokens_file}: the token of {bad[0]!r} must be a string of at least 8 characters"
-        )
-    bots = [] if schedule_file else [f"{name}=" for name in tokens]
-    run_command(
-        schedule_file,
-        bots,
-        overrides=overrides,
-        resume=resume,
-        quiet=False,
-        serve_at=(host, port),
-        tokens=tokens,
-    )

@@ -1,0 +1,220 @@
+"""The ``serve`` and ``players`` commands: parse, delegate, turn domain errors into
+``click.ClickException``.  The work is in ``service``, ``players`` and ``store``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from tacocat_arena.arena.players import add_player, load_tokens_file
+from tacocat_arena.arena.store import ArenaError, ArenaStore
+
+DIR_OPTION = click.option(
+    "--dir",
+    "folder",
+    default="arena",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The arena's folder: its database, logs and organizer token.",
+)
+
+
+def _address(text: str, what: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise click.BadParameter(f"expected HOST:PORT, got {text!r}", param_hint=what)
+    return host.strip("[]"), int(port)
+
+
+@click.command()
+@DIR_OPTION
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The referee's address (0.0.0.0 for bots on other machines).",
+)
+@click.option("--port", default=50051, show_default=True, help="The referee's port (0 = any).")
+@click.option(
+    "--web",
+    default="127.0.0.1:8080",
+    show_default=True,
+    metavar="HOST:PORT",
+    help="The web page's address.",
+)
+@click.option(
+    "--tokens",
+    "tokens_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='TOML file of players (name = "token") to register, for scripted set-ups.',
+)
+@click.option("--concurrency", default=8, show_default=True, help="Games at the same time.")
+@click.option("--per-bot", default=2, show_default=True, help="Games at once per bot.")
+@click.option(
+    "--games-per-bot",
+    default=0,
+    show_default=True,
+    help="Stop pairing a bot after this many games (0 = no limit).",
+)
+@click.option(
+    "--move-timeout", default=1.0, show_default=True, metavar="SECONDS", help="Time per decision."
+)
+@click.option(
+    "--time-bank", default=0.0, show_default=True, metavar="SECONDS", help="Extra time per game."
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM certificate chain: bots connect with TLS (with --tls-key).",
+)
+@click.option(
+    "--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="PEM key."
+)
+@click.option(
+    "--round-robin",
+    "round_robin",
+    is_flag=True,
+    help="Play one round-robin event among the bots present instead of the ladder, then stop.",
+)
+@click.option("--games", default=2, show_default=True, help="Event: games per pairing (even).")
+@click.option("--event-name", default="round-robin", show_default=True, help="Event: its name.")
+@click.option(
+    "--start-after",
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Event: the bots connected this long after start-up are the entrants.",
+)
+@click.option(
+    "--late-joiners/--no-late-joiners",
+    default=True,
+    show_default=True,
+    help="Event: add bots that connect later to the remaining schedule.",
+)
+@click.option(
+    "--wait",
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Event: how long the last games wait for absent bots before they are forfeited.",
+)
+def serve(
+    folder: Path,
+    host: str,
+    port: int,
+    web: str,
+    tokens_file: Path | None,
+    concurrency: int,
+    per_bot: int,
+    games_per_bot: int,
+    move_timeout: float,
+    time_bank: float,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    round_robin: bool,
+    games: int,
+    event_name: str,
+    start_after: float,
+    late_joiners: bool,
+    wait: float,
+) -> None:
+    """A long-running arena: bots connect with their token whenever they like and the ladder
+    keeps pairing them; a live leaderboard is on the web page.  Ctrl-C stops it; started again
+    on the same --dir it carries on."""
+    from tacocat_arena.arena.events import EventSettings
+    from tacocat_arena.arena.ladder import LadderSettings
+    from tacocat_arena.arena.service import ServeOptions, serve_arena
+    from tacocat_arena.referee import ClockSettings, RefereeSettings
+
+    web_host, web_port = _address(web, "--web")
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    try:
+        tokens = load_tokens_file(tokens_file) if tokens_file else None
+        referee = RefereeSettings(
+            clock=ClockSettings(
+                decision_ms=round(move_timeout * 1000), bank_ms=round(time_bank * 1000)
+            )
+        )
+        ladder = LadderSettings(
+            concurrency=concurrency,
+            per_bot=per_bot,
+            games_per_bot=games_per_bot,
+            referee=referee,
+            ladder=not round_robin,
+        )
+        event = (
+            EventSettings(event_name, games, late_joiners, start_after, wait)
+            if round_robin
+            else None
+        )
+        tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert and tls_key else None
+    except (ArenaError, ValueError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    options = ServeOptions(folder, host, port, web_host, web_port, ladder, tokens, tls, event)
+    try:
+        asyncio.run(serve_arena(options, say=lambda line: click.echo(line)))
+    except (ArenaError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.group()
+def players() -> None:
+    """Add, list and revoke the arena's players (works while `serve` runs)."""
+
+
+@players.command("add")
+@click.argument("name")
+@DIR_OPTION
+def players_add(name: str, folder: Path) -> None:
+    """Register NAME and print its new token (shown only this once)."""
+    with _store(folder) as store:
+        try:
+            token = add_player(store, name)
+        except ArenaError as error:
+            raise click.ClickException(str(error)) from None
+    click.echo(f"player {name} added. Its token (shown only now, give it to its author):")
+    click.echo(token)
+
+
+@players.command("list")
+@DIR_OPTION
+def players_list(folder: Path) -> None:
+    """The players, with when they were added or revoked."""
+    with _store(folder) as store:
+        found = store.players()
+    if not found:
+        click.echo("no players yet: tacocat-arena players add NAME")
+    for player in found:
+        state = "active" if player.is_active else f"revoked {player.revoked_at}"
+        click.echo(f"{player.name:<24} added {player.added_at}  {state}")
+
+
+@players.command("revoke")
+@click.argument("name")
+@DIR_OPTION
+def players_revoke(name: str, folder: Path) -> None:
+    """Revoke NAME's token: it can no longer connect (a running server drops it within a
+    second); its games stay on the ladder."""
+    with _store(folder) as store:
+        try:
+            store.revoke_player(name)
+        except ArenaError as error:
+            raise click.ClickException(str(error)) from None
+    click.echo(f"player {name} revoked")
+
+
+class _store:  # noqa: N801 (used as a context manager, like open)
+    def __init__(self, folder: Path) -> None:
+        try:
+            self.store = ArenaStore(folder)
+        except Exception as error:
+            raise click.ClickException(f"cannot open the arena in {folder}: {error}") from None
+
+    def __enter__(self) -> ArenaStore:
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()

@@ -1,0 +1,183 @@
+"""Events: a round robin played inside the arena (``serve --round-robin --games N``).
+
+The entrants are the bots connected when the event starts (``start_after_s`` after the
+server), kept in the store so a restarted server plays the same event on.  Late joiners are
+added to the remaining schedule (each meets every entrant ``games_per_pairing`` times) unless
+the organizer says not to.  Absent bots never stop it: their games wait while others are
+played, and once only games of absent bots are left and ``absent_s`` has passed, those are
+recorded as forfeits by the absent seat (not played).  Deals and seeds are the tournament's
+(``schedule.round_robin``), so duplicate pairs are adjacent and the event replays exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.engine import Outcome, Termination
+from tacocat_arena.engine import record as record_format
+from tacocat_arena.referee import GameReport
+from tacocat_arena.tournament.schedule import PlannedGame, round_robin
+from tacocat_arena.tournament.tables import compute_standings
+
+
+@dataclass(frozen=True)
+class EventSettings:
+    """One round-robin event."""
+
+    name: str = "round-robin"
+    games_per_pairing: int = 2
+    late_joiners: bool = True
+    #: Seconds after start-up at which the connected bots become the entrants.
+    start_after_s: float = 10.0
+    #: Seconds the event waits for absent bots once nothing else is left to play.
+    absent_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.games_per_pairing < 2 or self.games_per_pairing % 2:
+            raise ValueError("--games must be even and at least 2 (each deal is played twice)")
+
+
+async def run_event(
+    arena: Arena, settings: EventSettings, say: Callable[[str], None], stop: asyncio.Event
+) -> None:
+    """Play the event to its end, then set ``stop`` (the server's run is the event's)."""
+    store = arena.store
+    key = f"event:{settings.name}:entrants"
+    stored = store.meta(key)
+    if stored is None:
+        await _sleep_or_stop(stop, settings.start_after_s)
+        while len(entrants := _present(arena, [])) < 2 and not stop.is_set():
+            await arena.changes.wait(1.0)
+        store.set_meta(key, json.dumps(entrants))
+    else:
+        entrants = json.loads(stored)
+    plan = _plan(entrants, settings, arena.seed)
+    say(
+        f"event {settings.name!r}: {len(entrants)} entrants ({', '.join(entrants)}), "
+        f"{len(plan)} games"
+    )
+    done = {g.result.game_id for g in store.games(event=settings.name)}
+    running: set[str] = set()
+    waiting_since: float | None = None
+    while not stop.is_set():
+        if settings.late_joiners:
+            for newcomer in _present(arena, entrants):
+                entrants.append(newcomer)
+                store.set_meta(key, json.dumps(entrants))
+                plan = _plan(entrants, settings, arena.seed)
+                say(f"event {settings.name!r}: {newcomer} joins; now {len(plan)} games")
+        todo = [g for g in plan if g.game_id not in done and g.game_id not in running]
+        if not todo and not running:
+            break
+        started = False
+        for planned in todo:
+            busy = sum(arena.in_flight.values())
+            if busy >= arena.settings.concurrency:
+                break
+            if all(
+                arena.can_play(n) and arena.in_flight[n] < arena.settings.per_bot
+                for n in planned.seats
+            ):
+                running.add(planned.game_id)
+                for name in planned.seats:
+                    arena.in_flight[name] += 1
+                arena.spawn(_play(arena, planned, plan.index(planned), settings, done, running))
+                started = True
+        if started or running or not todo:
+            waiting_since = None
+        elif waiting_since is None:
+            waiting_since = time.monotonic()
+        elif time.monotonic() - waiting_since > settings.absent_s:
+            for index, planned in enumerate(plan):
+                if planned.game_id in todo_ids(todo):
+                    arena.commit(_unplayed(arena, planned), settings.name, index)
+                    done.add(planned.game_id)
+            say(f"event {settings.name!r}: {len(todo)} games of absent bots recorded as forfeits")
+        await arena.changes.wait(1.0)
+    if not stop.is_set():
+        results = store.results(event=settings.name)
+        say(f"event {settings.name!r} is over: {len(results)} games")
+        for row in compute_standings(results, sorted(entrants)):
+            err = "unrated" if row.elo_err is None else f"{row.elo:.0f} ± {row.elo_err:.0f}"
+            say(f"  {row.rank:>2}. {row.bot:<20} {row.score:>6} / {row.games}   {err}")
+        stop.set()
+
+
+def todo_ids(todo: list[PlannedGame]) -> set[str]:
+    """The ids of planned games."""
+    return {g.game_id for g in todo}
+
+
+def _plan(entrants: list[str], settings: EventSettings, seed: int) -> list[PlannedGame]:
+    """The entrants' round robin, then each late joiner's games against those before it."""
+    first = [e for e in entrants]
+    plan = []
+    for index, name in enumerate(first):
+        for other in first[:index]:
+            for game in round_robin([other, name], settings.games_per_pairing, seed):
+                plan.append(
+                    PlannedGame(f"{settings.name}:{game.game_id}", game.seats, game.seed, game.deal)
+                )
+    return plan
+
+
+def _present(arena: Arena, known: list[str]) -> list[str]:
+    return sorted(n for n in list(arena.referee.sessions) if n not in known and arena.can_play(n))
+
+
+async def _play(
+    arena: Arena,
+    planned: PlannedGame,
+    index: int,
+    settings: EventSettings,
+    done: set[str],
+    running: set[str],
+) -> None:
+    try:
+        info = f"{settings.name}, deal {planned.deal}"
+        report = await arena.play_game(
+            planned.game_id, planned.seats, planned.seed, info, settings.name
+        )
+        if report is not None:
+            arena.commit(report, settings.name, index)
+            done.add(planned.game_id)
+    finally:
+        running.discard(planned.game_id)
+        for name in planned.seats:
+            arena.in_flight[name] -= 1
+        arena.wake()
+
+
+def _unplayed(arena: Arena, planned: PlannedGame) -> GameReport:
+    absent = [seat for seat, name in enumerate(planned.seats) if not arena.is_connected(name)]
+    seat = absent[0] if len(absent) == 1 else None
+    outcome = Outcome(Termination.FORFEIT_DISCONNECT, None if seat is None else 1 - seat)
+    names = " and ".join(planned.seats[s] for s in absent) or "a bot"
+    detail = f"{names} did not come back within the event's wait; game not played"
+    record = {
+        "format": record_format.FORMAT,
+        "version": record_format.VERSION,
+        "seed": planned.seed,
+        "result": outcome.result(),
+        "termination": outcome.termination.value,
+        "winner": outcome.winner,
+        "rounds": 0,
+        "actions": [],
+        "events": [],
+        "unplayed": detail,
+    }
+    return GameReport(
+        planned.game_id, planned.seats, planned.seed, outcome, detail, 0, given_record=record
+    )
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except TimeoutError:
+        pass

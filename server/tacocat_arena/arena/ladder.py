@@ -1,0 +1,427 @@
+"""The long-running arena: a referee whose connected bots are kept playing, a ladder.
+
+``Arena`` owns the store, the referee (bots authenticate against the store's token hashes;
+a new connection with a bot's token replaces its old session), the games in flight and the
+live standings.  Its matchmaking loop pairs connected bots in duplicate pairs (one deal,
+seats swapped: see ``matchmaking.choose_pairs``) up to the configured concurrency; a game
+counts once it is committed to the store.  A bot that leaves forfeits only its games in
+flight (the referee decides that) and is not paired until it comes back.
+
+Everything runs on one asyncio loop with the web page; the standings are refitted off the
+loop's hot path (a worker thread, at most every ``refresh_s``) so pages stay fast while games
+finish at full speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tacocat.v1 import arena_pb2 as pb
+from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
+from tacocat_arena.arena.players import token_matches
+from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame
+from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
+from tacocat_arena.referee import BotSession, GameReport, Referee, RefereeSettings
+from tacocat_arena.tournament.ratings import fit_ratings
+from tacocat_arena.tournament.schedule import deal_seed
+from tacocat_arena.tournament.tables import (
+    GameResult,
+    StandingsRow,
+    compute_standings,
+    rating_games,
+)
+
+log = logging.getLogger(__name__)
+
+#: How many refused connections the arena remembers (newest kept).
+FAILURE_MEMORY = 200
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """How the arena plays: concurrency, limits, the ruleset and the referee's clocks."""
+
+    #: Games played at the same time, over all bots.
+    concurrency: int = 8
+    #: Games one bot plays at the same time (each duplicate pair plays its two games in turn).
+    per_bot: int = 2
+    #: Finished games after which a bot is no longer paired (0 = no limit).
+    games_per_bot: int = 0
+    ruleset: Ruleset = DEFAULT_RULESET
+    referee: RefereeSettings = field(default_factory=RefereeSettings)
+    #: Seconds the games in flight get to finish when the arena stops.
+    drain_s: float = 5.0
+    #: Shortest time between two refits of the standings.
+    refresh_s: float = 0.25
+    #: Whether the ladder pairs bots (False while a round-robin event runs alone).
+    ladder: bool = True
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1 or self.per_bot < 1 or self.games_per_bot < 0:
+            raise ValueError("concurrency and per_bot must be >= 1, games_per_bot >= 0")
+
+
+@dataclass(frozen=True)
+class ConnectionFailure:
+    """A refused connection, as the organizer sees it."""
+
+    at: float  # time.time()
+    name: str
+    peer: str
+    reason: str
+
+
+@dataclass
+class LiveGame:
+    """A game in flight; ``game`` is the engine's state once the referee has started it."""
+
+    game_id: str
+    seats: tuple[str, str]
+    event: str
+    started_at: float
+    game: Game | None = None
+
+
+class Changes:
+    """Something visible changed: waiters (event streams) wake up."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self.count = 0
+
+    def fire(self) -> None:
+        """Wake every waiter."""
+        self.count += 1
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait for the next change; False after ``timeout`` seconds without one."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
+
+
+class ArenaReferee(Referee):
+    """The referee of an arena: tokens checked against stored hashes, refusals remembered,
+    reconnections replace the old session."""
+
+    def __init__(self, arena: Arena, settings: RefereeSettings) -> None:
+        super().__init__({}, settings, replace_sessions=True)
+        self.arena = arena
+
+    def authenticate(self, name: str, token: str) -> bool:
+        """True if ``token`` is the token of active player ``name``."""
+        return token_matches(token, self.arena.store.token_hash(name))
+
+    def refused(self, name: str, peer: str, reason: str) -> None:
+        """Log the refusal and show it on the organizer's page."""
+        super().refused(name, peer, reason)
+        self.arena.note_failure(ConnectionFailure(time.time(), name, peer, reason))
+
+    async def register(self, session: BotSession) -> None:
+        await super().register(session)
+        self.arena.connected_since[session.name] = time.time()
+        self.arena.wake()
+
+    async def unregister(self, session: BotSession) -> None:
+        await super().unregister(session)
+        if session.name not in self.sessions:
+            self.arena.connected_since.pop(session.name, None)
+        self.arena.wake()
+
+
+class Arena:
+    """A persistent ladder over one store; see the module docstring."""
+
+    def __init__(self, store: ArenaStore, settings: LadderSettings) -> None:
+        self.store = store
+        self.settings = settings
+        stored_seed = store.meta("seed")
+        if stored_seed is None:
+            stored_seed = str(secrets.randbits(63))
+            store.set_meta("seed", stored_seed)
+        self.seed = int(stored_seed)
+        self.rng = random.Random(self.seed ^ store.count())
+        self.referee = ArenaReferee(self, settings.referee)
+        self.results: list[GameResult] = store.results()
+        self.meetings: collections.Counter[tuple[str, str]] = collections.Counter(
+            pair_key(*r.seats) for r in self.results
+        )
+        self.games_played: collections.Counter[str] = collections.Counter(
+            bot for r in self.results for bot in r.seats
+        )
+        self._seen = {bot for r in self.results for bot in r.seats}
+        self.in_flight: collections.Counter[str] = collections.Counter()
+        self.live: dict[str, LiveGame] = {}
+        self.failures: collections.deque[ConnectionFailure] = collections.deque(
+            maxlen=FAILURE_MEMORY
+        )
+        self.connected_since: dict[str, float] = {}
+        self.paused = False
+        self.decisions = 0
+        self.started_at = time.time()
+        self.standings: list[StandingsRow] = compute_standings(self.results, self._entrants())
+        self.changes = Changes()
+        #: Called with each game as it is committed (the bench and events listen here).
+        self.on_game: list[Callable[[StoredGame], None]] = []
+        self._next_pair = store.last_pair(LADDER) + 1
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._refit = asyncio.Event()
+        self.closing = False
+        self._active: set[str] = set()
+        self._active_checked = 0.0
+        self._history_cache: dict[tuple[str, int], list[tuple[int, float, float]]] = {}
+
+    # -- what the pages read ----------------------------------------------------------------
+    @property
+    def ratings(self) -> dict[str, float]:
+        """The current rating of every bot with a standings row."""
+        return {row.bot: row.elo for row in self.standings}
+
+    def is_connected(self, name: str) -> bool:
+        """Whether ``name`` has a live session now."""
+        return self.referee.live_session(name) is not None
+
+    def note_failure(self, failure: ConnectionFailure) -> None:
+        """Remember a refused connection and tell the pages."""
+        self.failures.append(failure)
+        self.changes.fire()
+
+    async def rating_history(self, bot: str, points: int = 30) -> list[tuple[int, float, float]]:
+        """``(games of the bot, rating, ±)`` after evenly spaced games of ``bot``, last one
+        included: the fit over all games finished by then (the same fit as the standings).
+        The fits run in a worker thread, so the loop (and the pages) stay responsive."""
+        key = (bot, len(self.results))
+        cached = self._history_cache.get(key)
+        if cached is None:
+            results, names = tuple(self.results), self._entrants()
+            cached = await asyncio.to_thread(_rating_history, results, names, bot, points)
+            self._history_cache = {key: cached}
+        return cached
+
+    # -- running ----------------------------------------------------------------------------
+    def wake(self) -> None:
+        """Ask the matchmaker to look again (a bot came or went, a game ended)."""
+        self._wake.set()
+        self.changes.fire()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Pair connected bots until ``stop`` is set, then drain the games in flight."""
+        refresher = asyncio.create_task(self._refresh_loop())
+        try:
+            while not stop.is_set():
+                self._wake.clear()
+                if self.settings.ladder and not self.paused:
+                    self._start_pairs()
+                waiters = [
+                    asyncio.ensure_future(self._wake.wait()),
+                    asyncio.ensure_future(stop.wait()),
+                ]
+                await asyncio.wait(waiters, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                for waiter in waiters:
+                    waiter.cancel()
+        finally:
+            self.closing = True
+            if self._tasks:
+                await asyncio.wait(set(self._tasks), timeout=self.settings.drain_s)
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            refresher.cancel()
+            await asyncio.gather(refresher, return_exceptions=True)
+            await self.end_sessions()
+
+    async def end_sessions(self) -> None:
+        """Tell every bot the server is shutting down and close the streams."""
+        await asyncio.gather(
+            *(
+                _end_session(
+                    session,
+                    pb.SESSION_END_REASON_SERVER_SHUTDOWN,
+                    "the arena is shutting down; connect again when it is back",
+                    self.settings.referee.limits.write_deadline_s,
+                )
+                for session in list(self.referee.sessions.values())
+            )
+        )
+
+    def spawn(self, coroutine: object) -> None:
+        """Run a game task that the arena drains or cancels when it stops."""
+        task = asyncio.ensure_future(coroutine)  # type: ignore[call-overload]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def active_players(self, *, refresh: bool = False) -> set[str]:
+        """Names of the players whose token works (re-read at most once a second, so
+        ``players revoke`` from another process counts within a second)."""
+        now = time.monotonic()
+        if refresh or now - self._active_checked > 1.0:
+            self._active = {p.name for p in self.store.players() if p.is_active}
+            self._active_checked = now
+        return self._active
+
+    def can_play(self, name: str) -> bool:
+        """Connected, not revoked, under the per-bot game limit."""
+        limit = self.settings.games_per_bot
+        return (
+            self.is_connected(name)
+            and name in self.active_players()
+            and not (limit and self.games_played[name] >= limit)
+        )
+
+    def _start_pairs(self) -> None:
+        self._kick_revoked()
+        capacity = {
+            name: self.settings.per_bot - self.in_flight[name]
+            for name in list(self.referee.sessions)
+            if self.can_play(name)
+        }
+        slots = self.settings.concurrency - sum(self.in_flight.values()) // 2
+        for a, b in choose_pairs(capacity, self.meetings, self.ratings, slots, self.rng):
+            pair = self._next_pair
+            self._next_pair += 1
+            self.in_flight[a] += 1
+            self.in_flight[b] += 1
+            self.spawn(self._play_pair(a, b, pair))
+
+    def _kick_revoked(self) -> None:
+        active = self.active_players()
+        for name, session in list(self.referee.sessions.items()):
+            if name not in active:
+                log.info("player %s was revoked: ending its session", name)
+                self.spawn(self._remove(session))
+
+    async def _remove(self, session: BotSession) -> None:
+        await _end_session(
+            session,
+            pb.SESSION_END_REASON_REMOVED,
+            "the organizer revoked this bot",
+            self.settings.referee.limits.write_deadline_s,
+        )
+        await self.referee.unregister(session)
+
+    async def _play_pair(self, a: str, b: str, pair: int) -> None:
+        """One duplicate deal: (a, b) then (b, a) on the same seed; stops early if either
+        bot is gone or the arena is stopping (the missing half is simply not played)."""
+        seed = deal_seed(self.seed, pair_key(a, b), pair)
+        try:
+            for half, seats in enumerate(((a, b), (b, a))):
+                if self.closing or not (self.can_play(a) and self.can_play(b)):
+                    break
+                game_id = f"L{pair:06d}{'ab'[half]}"
+                info = f"ladder pair {pair}, deal {half + 1} of 2"
+                report = await self.play_game(game_id, seats, seed, info, LADDER)
+                if report is None:
+                    break
+                self.commit(report, LADDER, pair)
+        finally:
+            self.in_flight[a] -= 1
+            self.in_flight[b] -= 1
+            self.wake()
+
+    async def play_game(
+        self, game_id: str, seats: tuple[str, str], seed: int, info: str, event: str
+    ) -> GameReport | None:
+        """Referee one game, visible as live while it runs; None if a bot is not connected."""
+        live = LiveGame(game_id, seats, event, time.time())
+        self.live[game_id] = live
+
+        def observe(game: Game) -> None:
+            live.game = game
+
+        self.changes.fire()
+        try:
+            return await self.referee.play(
+                game_id,
+                seats,
+                seed=seed,
+                ruleset=self.settings.ruleset,
+                match_info=info,
+                observe=observe,
+            )
+        except LookupError:
+            self.live.pop(game_id, None)
+            return None
+        except BaseException:
+            self.live.pop(game_id, None)
+            raise
+        # It stays live until ``commit`` has stored it: its page never shows "no such game".
+
+    def commit(self, report: GameReport, event: str, pair: int) -> StoredGame:
+        """Store a finished game (durable first), then count it."""
+        result = game_result(report)
+        stored = self.store.save_game(result, report.detail, report.record, event=event, pair=pair)
+        self.live.pop(report.game_id, None)
+        self.results.append(result)
+        self.meetings[pair_key(*result.seats)] += 1
+        for bot in result.seats:
+            self.games_played[bot] += 1
+            self._seen.add(bot)
+        self.decisions += sum(result.decisions)
+        self._refit.set()
+        self.changes.fire()
+        for listener in self.on_game:
+            listener(stored)
+        return stored
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await self._refit.wait()
+            self._refit.clear()
+            results, names = tuple(self.results), self._entrants()
+            self.standings = await asyncio.to_thread(compute_standings, results, names)
+            self.changes.fire()
+            await asyncio.sleep(self.settings.refresh_s)
+
+    def _entrants(self) -> list[str]:
+        return sorted(self._seen | {p.name for p in self.store.players()})
+
+
+async def _end_session(
+    session: BotSession, reason: pb.SessionEndReason, message: str, wait_s: float
+) -> None:
+    """Say SessionEnd, give the bot up to ``wait_s`` to take it, close the session."""
+    session.post(pb.RefereeMessage(session_end=pb.SessionEnd(reason=reason, message=message)))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(session.idle.wait(), min(2.0, wait_s))
+    session.close(message)
+
+
+def game_result(report: GameReport) -> GameResult:
+    """The stored result of a referee's report."""
+    return GameResult(
+        game_id=report.game_id,
+        seats=report.seats,
+        seed=report.seed,
+        winner=report.outcome.winner,
+        reason=report.outcome.termination.value,
+        rounds=report.rounds,
+        decisions=(report.decisions[0], report.decisions[1]),
+        decision_ms=(report.think_ms[0], report.think_ms[1]),
+        forfeit_by=report.forfeit_by,
+    )
+
+
+def _rating_history(
+    results: tuple[GameResult, ...], names: list[str], bot: str, points: int
+) -> list[tuple[int, float, float]]:
+    ends = [i for i, r in enumerate(results) if bot in r.seats]
+    step = max(1, len(ends) // points)
+    marks = sorted({*range(step - 1, len(ends), step), len(ends) - 1}) if ends else []
+    history = []
+    for mark in marks:
+        rating = fit_ratings(names, rating_games(results[: ends[mark] + 1]))[bot]
+        history.append((mark + 1, rating.elo, rating.err))
+    return history

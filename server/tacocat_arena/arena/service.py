@@ -1,0 +1,107 @@
+"""``tacocat-arena serve``'s work: the referee, the ladder and the web page on one loop.
+
+Start-up prints ``arena: HOST:PORT`` and ``web: http://HOST:PORT/`` (scripts wait for these
+lines).  SIGINT and SIGTERM stop it cleanly: no new games, the games in flight get
+``drain_s`` to finish (each is stored only if it finishes), bots are told SERVER_SHUTDOWN.
+Started again on the same folder it carries on: the store holds every finished game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tacocat_arena.arena.events import EventSettings, run_event
+from tacocat_arena.arena.ladder import Arena, LadderSettings
+from tacocat_arena.arena.players import import_tokens, organizer_token
+from tacocat_arena.arena.store import ArenaStore
+from tacocat_arena.referee import start_server
+from tacocat_arena.web.app import serve_web
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Where the arena listens and how it plays."""
+
+    folder: Path
+    host: str = "127.0.0.1"
+    port: int = 50051
+    web_host: str = "127.0.0.1"
+    web_port: int = 8080
+    ladder: LadderSettings = LadderSettings()
+    tokens: dict[str, str] | None = None
+    #: (private key, certificate chain), PEM: bots connect with TLS.
+    tls: tuple[bytes, bytes] | None = None
+    event: EventSettings | None = None
+
+
+async def serve_arena(
+    options: ServeOptions,
+    say: Callable[[str], None] = print,
+    stop: asyncio.Event | None = None,
+) -> Arena:
+    """Run the arena until SIGINT/SIGTERM (or ``stop``); return it, stopped."""
+    store = ArenaStore(options.folder)
+    _log_to(options.folder / "logs" / "arena.log")
+    try:
+        if options.tokens:
+            import_tokens(store, options.tokens)
+        if organizer_token(store) is not None:
+            say(f"organizer token written to {options.folder / 'organizer.token'}")
+        arena = Arena(store, options.ladder)
+        server, port = await start_server(
+            arena.referee, options.host, options.port, tls=options.tls
+        )
+        try:
+            web, web_port = await serve_web(arena, options.web_host, options.web_port)
+        except BaseException:
+            await server.stop(None)
+            raise
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, stop.set)
+        say(f"arena: {options.host}:{port}{' (TLS)' if options.tls else ''}")
+        say(f"web: http://{options.web_host}:{web_port}/")
+        players = [p.name for p in store.players() if p.is_active]
+        say(
+            f"{len(players)} players, {store.count()} games stored in {store.path}"
+            + ("" if players else "; add players with: tacocat-arena players add NAME --dir DIR")
+        )
+        event_task = None
+        if options.event is not None:
+            event_task = asyncio.ensure_future(run_event(arena, options.event, say, stop))
+        try:
+            await arena.run(stop)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(signum)
+            if event_task is not None:
+                event_task.cancel()
+                await asyncio.gather(event_task, return_exceptions=True)
+            web.should_exit = True
+            await asyncio.gather(web.task, return_exceptions=True)  # type: ignore[attr-defined]
+            await server.stop(1.0)
+        say(f"stopped: {store.count()} games stored in {store.path}")
+        return arena
+    finally:
+        store.close()
+
+
+def _log_to(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("tacocat_arena")
+    root.setLevel(logging.INFO)
+    for old in [h for h in root.handlers if isinstance(h, logging.FileHandler)]:
+        root.removeHandler(old)
+        old.close()
+    root.addHandler(handler)

@@ -1,0 +1,256 @@
+"""The arena's database: players (token hashes only) and every finished game.
+
+One file, ``arena.sqlite`` in the arena's folder, in WAL mode with synchronous=FULL: a game's
+row is durable once ``save_game`` returns, so a kill -9 of the server loses no finished game,
+and ``serve`` started again on the folder carries the ladder on from what is stored.  WAL
+also lets ``tacocat-arena players`` add or revoke a player while the server runs: the server
+reads a player's token hash at each connection, so the change counts at once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tacocat_arena.tournament.tables import GameResult
+
+DB_NAME = "arena.sqlite"
+LADDER = "ladder"
+"""The ``event`` of games the ladder pairs (round-robin events are named by the organizer)."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS players (
+    name TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL,
+    added_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS games (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    game_id TEXT NOT NULL UNIQUE,
+    event TEXT NOT NULL,
+    pair INTEGER NOT NULL,
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    winner INTEGER,
+    reason TEXT NOT NULL,
+    rounds INTEGER NOT NULL,
+    decisions0 INTEGER NOT NULL,
+    decisions1 INTEGER NOT NULL,
+    ms0 REAL NOT NULL,
+    ms1 REAL NOT NULL,
+    forfeit_by INTEGER,
+    detail TEXT NOT NULL,
+    record TEXT NOT NULL,
+    finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX IF NOT EXISTS games_seat0 ON games (seat0, seq);
+CREATE INDEX IF NOT EXISTS games_seat1 ON games (seat1, seq);
+"""
+
+
+class ArenaError(RuntimeError):
+    """A request the arena cannot carry out; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Player:
+    """A registered player (its token is never stored, only its hash)."""
+
+    name: str
+    added_at: str
+    revoked_at: str | None
+
+    @property
+    def is_active(self) -> bool:
+        """False once revoked: its bot can no longer connect."""
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A finished game as the store holds it: result, the event it belongs to, when."""
+
+    seq: int
+    result: GameResult
+    event: str
+    pair: int
+    detail: str
+    finished_at: str
+
+
+class ArenaStore:
+    """The arena's SQLite database (one connection; the server's loop is its only user)."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.path = folder / DB_NAME
+        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    # -- meta -----------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        """A stored setting (the arena's seed, the organizer token's hash), or None."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a setting."""
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- players --------------------------------------------------------------------------
+    def add_player(self, name: str, token_hash: str, *, replace: bool = False) -> None:
+        """Register ``name`` with ``token_hash``; a revoked name may be added again.
+
+        ``replace`` sets a new hash for an active player too (a tokens file that changed).
+        """
+        row = self.db.execute("SELECT revoked_at FROM players WHERE name = ?", (name,)).fetchone()
+        if row is not None and row[0] is None and not replace:
+            raise ArenaError(
+                f"player {name!r} already exists: revoke it first to give it a new token"
+            )
+        self.db.execute(
+            "INSERT INTO players (name, token_hash) VALUES (?, ?) ON CONFLICT (name) DO UPDATE"
+            " SET token_hash = excluded.token_hash, revoked_at = NULL,"
+            " added_at = excluded.added_at",
+            (name, token_hash),
+        )
+
+    def revoke_player(self, name: str) -> None:
+        """Revoke ``name``: its token stops working; its games stay on the ladder."""
+        changed = self.db.execute(
+            "UPDATE players SET revoked_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+            " WHERE name = ? AND revoked_at IS NULL",
+            (name,),
+        ).rowcount
+        if not changed:
+            raise ArenaError(f"no active player {name!r}: see `tacocat-arena players list`")
+
+    def players(self) -> list[Player]:
+        """Every player ever registered, by name."""
+        rows = self.db.execute("SELECT name, added_at, revoked_at FROM players ORDER BY name")
+        return [Player(*row) for row in rows]
+
+    def token_hash(self, name: str) -> str | None:
+        """The token hash of an active player, or None."""
+        row = self.db.execute(
+            "SELECT token_hash FROM players WHERE name = ? AND revoked_at IS NULL", (name,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- games ----------------------------------------------------------------------------
+    def save_game(
+        self, result: GameResult, detail: str, record: dict[str, Any], *, event: str, pair: int
+    ) -> StoredGame:
+        """Commit one finished game (durable on return) and return it as stored."""
+        cursor = self.db.execute(
+            "INSERT INTO games (game_id, event, pair, seat0, seat1, seed, winner, reason, rounds,"
+            " decisions0, decisions1, ms0, ms1, forfeit_by, detail, record)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING seq, finished_at",
+            (
+                result.game_id,
+                event,
+                pair,
+                result.seats[0],
+                result.seats[1],
+                _seed_to_sql(result.seed),
+                result.winner,
+                result.reason,
+                result.rounds,
+                result.decisions[0],
+                result.decisions[1],
+                result.decision_ms[0],
+                result.decision_ms[1],
+                result.forfeit_by,
+                detail,
+                json.dumps(record, separators=(",", ":")),
+            ),
+        )
+        seq, finished_at = cursor.fetchone()
+        return StoredGame(seq, result, event, pair, detail, finished_at)
+
+    def games(
+        self, *, bot: str | None = None, event: str | None = None, limit: int | None = None
+    ) -> list[StoredGame]:
+        """Finished games, newest first (all of them unless ``limit``)."""
+        where, args = _filters(bot, event)
+        query = f"SELECT {_COLUMNS} FROM games{where} ORDER BY seq DESC"
+        if limit is not None:
+            query += " LIMIT ?"
+            args.append(limit)
+        return [_stored(row) for row in self.db.execute(query, args)]
+
+    def results(self, *, event: str | None = None) -> list[GameResult]:
+        """Every finished game's result, oldest first."""
+        where, args = _filters(None, event)
+        query = f"SELECT {_COLUMNS} FROM games{where} ORDER BY seq"
+        return [_stored(row).result for row in self.db.execute(query, args)]
+
+    def game(self, game_id: str) -> tuple[StoredGame, dict[str, Any]] | None:
+        """One finished game and its full record, or None."""
+        row = self.db.execute(
+            f"SELECT {_COLUMNS}, record FROM games WHERE game_id = ?", (game_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        return _stored(row), json.loads(row[-1])
+
+    def last_pair(self, event: str) -> int:
+        """The highest pair number stored for ``event`` (-1 if none)."""
+        row = self.db.execute("SELECT MAX(pair) FROM games WHERE event = ?", (event,)).fetchone()
+        return -1 if row[0] is None else int(row[0])
+
+    def count(self) -> int:
+        """Number of finished games."""
+        return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+
+_COLUMNS = (
+    "seq, game_id, seat0, seat1, seed, winner, reason, rounds, decisions0, decisions1, ms0,"
+    " ms1, forfeit_by, event, pair, detail, finished_at"
+)
+
+
+def _filters(bot: str | None, event: str | None) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    if bot is not None:
+        clauses.append("(seat0 = ? OR seat1 = ?)")
+        args += [bot, bot]
+    if event is not None:
+        clauses.append("event = ?")
+        args.append(event)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+def _seed_to_sql(seed: int) -> int:
+    """Deal seeds are unsigned 64-bit, SQLite integers signed: store the two's complement."""
+    return seed - 2**64 if seed >= 2**63 else seed
+
+
+def _stored(row: tuple[Any, ...]) -> StoredGame:
+    seed = row[4] + 2**64 if row[4] < 0 else row[4]
+    result = GameResult(
+        game_id=row[1],
+        seats=(row[2], row[3]),
+        seed=seed,
+        winner=row[5],
+        reason=row[6],
+        rounds=row[7],
+        decisions=(row[8], row[9]),
+        decision_ms=(row[10], row[11]),
+        forfeit_by=row[12],
+    )
+    return StoredGame(row[0], result, row[13], row[14], row[15], row[16])

@@ -1,0 +1,154 @@
+"""What the arena's pages and JSON API show, as plain data: no rule or statistic of its own.
+
+The standings are the tournament layer's (``compute_standings``, Bradley-Terry ratings);
+a live game is shown only through ``engine.spectator_event`` and public counts, never a hand
+or the draw pile; a finished game's record is public (docs/game-record.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from tacocat_arena.arena.ladder import Arena, ConnectionFailure, LiveGame
+from tacocat_arena.arena.store import StoredGame
+from tacocat_arena.engine import spectator_event
+
+
+def leaderboard(arena: Arena) -> list[dict[str, Any]]:
+    """One row per bot, best first: the standings plus who is connected now."""
+    rows = []
+    for row in arena.standings:
+        rows.append(
+            {
+                "rank": row.rank,
+                "bot": row.bot,
+                "games": row.games,
+                "wins": row.wins,
+                "losses": row.losses,
+                "draws": row.draws,
+                "score": row.score,
+                "rating": round(row.elo, 1),
+                "rating_err": None if row.elo_err is None else round(row.elo_err, 1),
+                "forfeits": row.forfeits,
+                "mean_decision_ms": (
+                    None if row.mean_decision_ms is None else round(row.mean_decision_ms, 2)
+                ),
+                "connected": arena.is_connected(row.bot),
+                "playing": arena.in_flight[row.bot],
+            }
+        )
+    return rows
+
+
+def connections(arena: Arena) -> dict[str, Any]:
+    """Who is connected now and the recent refused connections, newest first."""
+    now = time.time()
+    connected = [
+        {
+            "bot": name,
+            "session": session.session_id,
+            "connected_for_s": round(now - arena.connected_since.get(name, now), 1),
+            "playing": arena.in_flight[name],
+        }
+        for name, session in sorted(arena.referee.sessions.items())
+        if session.is_open
+    ]
+    return {
+        "connected": connected,
+        "failures": [failure_dict(f) for f in reversed(arena.failures)][:50],
+        "paused": arena.paused,
+    }
+
+
+def failure_dict(failure: ConnectionFailure) -> dict[str, Any]:
+    """A refused connection as JSON."""
+    return {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(failure.at)),
+        "bot": failure.name,
+        "peer": failure.peer,
+        "reason": failure.reason,
+    }
+
+
+def game_summary(stored: StoredGame) -> dict[str, Any]:
+    """A finished game in a list: who, result and why."""
+    result = stored.result
+    winner = None if result.winner is None else result.seats[result.winner]
+    return {
+        "id": result.game_id,
+        "event": stored.event,
+        "seats": list(result.seats),
+        "winner": winner,
+        "reason": result.reason,
+        "rounds": result.rounds,
+        "detail": stored.detail,
+        "finished_at": stored.finished_at,
+        "live": False,
+    }
+
+
+def live_summary(live: LiveGame) -> dict[str, Any]:
+    """A game in flight in a list."""
+    return {
+        "id": live.game_id,
+        "event": live.event,
+        "seats": list(live.seats),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(live.started_at)),
+        "live": True,
+    }
+
+
+def spectator_state(live: LiveGame) -> dict[str, Any]:
+    """What anyone may see of a game in flight: the board, counts and public events.
+
+    Once the engine has an outcome the state stops there until the game is stored and its
+    record published: the last events (a forfeit's detail) wait for the record.
+    """
+    state = live_summary(live)
+    game = live.game
+    if game is None or game.outcome is not None:
+        state.update(started=game is not None, events=[], board=None)
+        return state
+    state.update(
+        started=True,
+        round=game.round,
+        board={
+            "tacocat": game.tacocat,
+            "spaces": game.ruleset.spaces,
+            "covered": [i for i, covered in enumerate(game.covered) if covered],
+        },
+        hand_sizes=[len(game.hands[0]), len(game.hands[1])],
+        draw_pile_size=len(game.draw_pile),
+        rounds_won=[sum(1 for r in game.round_results if r.winner == seat) for seat in (0, 1)],
+        events=[spectator_event(event) for event in game.events],
+    )
+    return state
+
+
+def rating_points(history: list[tuple[int, float, float]]) -> dict[str, Any] | None:
+    """An SVG polyline (and its band) of a rating history, in a 600 x 160 box."""
+    if not history:
+        return None
+    width, height, pad = 600.0, 160.0, 10.0
+    finite = [(g, r, e if math.isfinite(e) else 0.0) for g, r, e in history]
+    low = min(r - e for _, r, e in finite)
+    high = max(r + e for _, r, e in finite)
+    span = max(high - low, 1.0)
+    last = max(g for g, _, _ in finite)
+
+    def xy(games: int, rating: float) -> str:
+        x = pad + (width - 2 * pad) * (games / max(last, 1))
+        y = height - pad - (height - 2 * pad) * ((rating - low) / span)
+        return f"{x:.1f},{y:.1f}"
+
+    line = " ".join(xy(g, r) for g, r, _ in finite)
+    band = [xy(g, r + e) for g, r, e in finite] + [xy(g, r - e) for g, r, e in reversed(finite)]
+    return {
+        "line": line,
+        "band": " ".join(band),
+        "low": round(low),
+        "high": round(high),
+        "last": finite[-1],
+    }

@@ -1,0 +1,163 @@
+"""Helpers of the arena tests: ``tacocat-arena serve`` and bots as real processes on loopback.
+
+Nothing is mocked: the server is the CLI in a subprocess (referee and web page on 127.0.0.1,
+free ports), each bot is tests/bots/ladder_bot.py in its own process, and every wait is
+bounded.  ``ArenaProcess`` and ``BotProc`` are context-managed or stopped by the fixtures'
+finalizers, so no process outlives its test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LADDER_BOT = Path(__file__).resolve().parent / "bots" / "ladder_bot.py"
+
+
+@dataclass
+class ArenaProcess:
+    """A running ``tacocat-arena serve --dir DIR`` and the addresses it printed."""
+
+    process: subprocess.Popen[str]
+    folder: Path
+    address: str = ""
+    web: str = ""
+    lines: list[str] = field(default_factory=list)
+
+    def get(self, path: str, timeout: float = 10.0) -> bytes:
+        """GET ``path`` from the web page; the body (raises for a status >= 400)."""
+        with urllib.request.urlopen(self.web + path, timeout=timeout) as response:
+            return response.read()
+
+    def json(self, path: str) -> Any:
+        """GET ``path`` and parse it as JSON."""
+        return json.loads(self.get(path))
+
+    def status(self, path: str) -> int:
+        """The HTTP status of GET ``path``."""
+        try:
+            with urllib.request.urlopen(self.web + path, timeout=10) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> str:
+        """Signal the server and wait for it; return the rest of its output."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            out, _ = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out, _ = self.process.communicate(timeout=10)
+        return out or ""
+
+
+def start_arena(folder: Path, *args: str, timeout: float = 30.0) -> ArenaProcess:
+    """Start ``serve --dir folder`` on free ports; return once both addresses are printed."""
+    command = [
+        sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(folder),
+        "--port", "0", "--web", "127.0.0.1:0", *args,
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    arena = ArenaProcess(process, folder)
+    deadline = time.monotonic() + timeout
+    assert process.stdout is not None
+    while not (arena.address and arena.web):
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            raise AssertionError(f"serve did not start: {arena.lines} {process.stdout.read()}")
+        line = process.stdout.readline().rstrip("\n")
+        arena.lines.append(line)
+        if line.startswith("arena: "):
+            arena.address = line.split()[1]
+        elif line.startswith("web: "):
+            arena.web = line.split()[1].rstrip("/")
+    return arena
+
+
+@dataclass
+class BotProc:
+    """One ladder bot process."""
+
+    name: str
+    process: subprocess.Popen[str]
+    log: Path
+
+    def kill(self) -> None:
+        """SIGKILL the bot (its connection drops as when a student's laptop dies)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)
+
+    def output(self) -> str:
+        """What the bot printed so far."""
+        return self.log.read_text() if self.log.exists() else ""
+
+
+def start_bot(
+    name: str, token: str, address: str, log_dir: Path, *, delay: float = 0.0, seed: int = 1
+) -> BotProc:
+    """Start tests/bots/ladder_bot.py as player ``name``."""
+    env = dict(os.environ)
+    env.update(
+        TACOCAT_ARENA_ADDRESS=address,
+        TACOCAT_ARENA_BOT=name,
+        TACOCAT_ARENA_TOKEN=token,
+        LADDER_BOT_DELAY=str(delay),
+        LADDER_BOT_SEED=str(seed),
+    )
+    log = log_dir / f"{name}-{time.monotonic_ns()}.log"
+    handle = open(log, "w")  # noqa: SIM115 (closed when the process is reaped: owned by it)
+    process = subprocess.Popen(
+        [sys.executable, str(LADDER_BOT)],
+        env=env,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    handle.close()
+    return BotProc(name, process, log)
+
+
+def wait_until(
+    condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.1
+) -> Any:
+    """Poll ``condition`` until it returns something truthy; AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def games_of(arena: ArenaProcess) -> dict[str, int]:
+    """Finished games per bot, from /api/leaderboard."""
+    return {row["bot"]: row["games"] for row in arena.json("/api/leaderboard")}
+
+
+def add_players(folder: Path, *names: str) -> dict[str, str]:
+    """``players add`` each name through the CLI; return name -> token."""
+    tokens = {}
+    for name in names:
+        done = subprocess.run(
+            [sys.executable, "-m", "tacocat_arena.cli", "players", "add", name, "--dir",
+             str(folder)],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        tokens[name] = done.stdout.strip().splitlines()[-1]
+    return tokens

@@ -1,0 +1,291 @@
+"""The arena server end to end: ``tacocat-arena serve`` and its bots as separate processes,
+over real loopback gRPC and HTTP (see tests/arena_support.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from arena_support import (
+    ArenaProcess,
+    BotProc,
+    add_players,
+    games_of,
+    start_arena,
+    start_bot,
+    wait_until,
+)
+from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def cleanup() -> object:
+    """Processes registered here are killed at the end of the test, whatever happened."""
+    started: list[BotProc | ArenaProcess] = []
+    yield started
+    for item in reversed(started):
+        if isinstance(item, BotProc):
+            item.kill()
+        else:
+            item.stop(signal.SIGKILL, timeout=10)
+
+
+def _connections(arena: ArenaProcess) -> dict[str, str]:
+    return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}
+
+
+def test_bots_join_at_different_times_leave_restart_and_a_wrong_token_is_shown(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben", "cat", "dan")
+    arena = start_arena(folder, "--move-timeout", "3")
+    cleanup.append(arena)
+
+    def bot(name: str, **kw: float) -> BotProc:
+        proc = start_bot(name, tokens[name], arena.address, tmp_path, **kw)
+        cleanup.append(proc)
+        return proc
+
+    bot("ann")
+    bot("ben")
+    wait_until(lambda: min(games_of(arena).values() or [0]) == 0 and
+               games_of(arena)["ann"] >= 4, 30, "ann and ben's first games")  # fmt: skip
+    # A newcomer gets its first games within seconds (it has met no one: it is paired first).
+    joined = time.monotonic()
+    cat = bot("cat", delay=0.02)
+    wait_until(lambda: games_of(arena)["cat"] >= 2, 30, "cat's first games")
+    first_games_s = time.monotonic() - joined
+    assert first_games_s < 25, first_games_s
+    bot("dan")
+    wait_until(lambda: games_of(arena)["dan"] >= 2, 30, "dan's first games")
+    assert all(n >= 2 for n in games_of(arena).values()), games_of(arena)
+
+    # A wrong token is refused and shown to the organizer (page and JSON), naming the bot.
+    intruder = start_bot("ann", "tca_not-the-token", arena.address, tmp_path)
+    cleanup.append(intruder)
+    assert intruder.process.wait(30) != 0
+    failures = arena.json("/api/connections")["failures"]
+    assert any(f["bot"] == "ann" and "wrong token" in f["reason"] for f in failures), failures
+    assert b"wrong token" in arena.get("/")
+    assert "ann" in _connections(arena)  # the real ann is still connected
+
+    # A restarted bot replaces its old session; the old process is told and ends cleanly.
+    old_ben = next(p for p in cleanup if isinstance(p, BotProc) and p.name == "ben")
+    old_session = _connections(arena)["ben"]
+    bot("ben", seed=2)
+    wait_until(lambda: _connections(arena).get("ben") not in (None, old_session), 30,
+               "ben's new session")  # fmt: skip
+    assert old_ben.process.wait(30) == 0, old_ben.output()
+    ben_before = games_of(arena)["ben"]
+    wait_until(lambda: games_of(arena)["ben"] >= ben_before + 2, 30, "ben's new session's games")
+
+    # cat leaves mid-game (killed): only its games in flight are forfeited, the ladder goes on.
+    in_flight = wait_until(
+        lambda: [g["id"] for g in arena.json("/api/games?bot=cat") if g["live"]], 30,
+        "a game of cat in flight",
+    )  # fmt: skip
+    cat.kill()
+    wait_until(lambda: "cat" not in _connections(arena), 30, "cat's disconnection")
+    wait_until(lambda: not any(g["live"] for g in arena.json("/api/games?bot=cat")), 30,
+               "cat's games in flight to be forfeited")  # fmt: skip
+    others = {b: n for b, n in games_of(arena).items() if b != "cat"}
+
+    def cat_games() -> int:
+        return sum(not g["live"] for g in arena.json("/api/games?bot=cat&limit=1000"))
+
+    cat_before = cat_games()
+    wait_until(lambda: all(games_of(arena)[b] >= n + 4 for b, n in others.items()), 60,
+               "more games for ann, ben and dan")  # fmt: skip
+    assert cat_games() == cat_before  # not paired while away
+    for game_id in in_flight:
+        game = arena.json(f"/api/games/{game_id}")
+        assert game["live"] is False
+        if game["reason"] == "disconnect":
+            assert game["winner"] != "cat"
+    leaderboard = {row["bot"]: row for row in arena.json("/api/leaderboard")}
+    assert leaderboard["cat"]["connected"] is False and leaderboard["ann"]["connected"] is True
+    assert {"bot", "games", "score", "rating", "rating_err", "connected"} <= set(leaderboard["ann"])
+    # A clean stop: SIGTERM ends the server with status 0 and the bots are told.
+    out = arena.stop(signal.SIGTERM)
+    assert arena.process.returncode == 0, out
+    assert "stopped:" in out
+
+
+def test_kill_9_then_restart_loses_no_finished_game_and_the_ladder_goes_on(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    arena = start_arena(folder)
+    cleanup.append(arena)
+    bots = [start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens]
+    cleanup.extend(bots)
+    wait_until(lambda: len(arena.json("/api/games?limit=1000")) >= 20, 60, "20 games")
+    seen = {g["id"] for g in arena.json("/api/games?limit=1000") if not g["live"]}
+    arena.process.send_signal(signal.SIGKILL)
+    arena.process.wait(10)
+    for proc in bots:
+        proc.process.wait(30)  # their stream broke: the SDK gives up and exits
+
+    again = start_arena(folder)
+    cleanup.append(again)
+    stored = {g["id"] for g in again.json("/api/games?limit=1000")}
+    assert seen <= stored, sorted(seen - stored)
+    for game_id in sorted(seen)[:5]:  # each stored record is complete and re-verifies
+        record = again.json(f"/api/games/{game_id}")["record"]
+        from tacocat_arena.engine import replay
+
+        replay(record)
+    cleanup.extend(start_bot(n, tokens[n], again.address, tmp_path) for n in tokens)
+    wait_until(lambda: len(again.json("/api/games?limit=1000")) >= len(stored) + 4, 60,
+               "games after the restart")  # fmt: skip
+    after = {g["id"] for g in again.json("/api/games?limit=1000")}
+    assert stored <= after
+    total = sum(row["games"] for row in again.json("/api/leaderboard")) // 2
+    assert total >= len(stored)
+
+
+def _hidden_strings(record: dict) -> set[str]:
+    """Every hidden group of cards of a record, as a page or JSON could print it."""
+    groups: list[tuple[int, ...]] = []
+    for event in record["events"]:
+        if event["type"] == "deal":
+            groups.extend(tuple(hand) for hand in event["hands"])
+            groups.append(tuple(event["draw_pile"]))
+    found = set()
+    for group in groups:
+        if len(group) >= 5:
+            found |= {
+                json.dumps(list(group)),
+                json.dumps(list(group), separators=(",", ":")),
+                " ".join(map(str, group)),
+                "\n".join(map(str, group)),
+            }
+    return found
+
+
+def test_a_live_game_page_and_its_event_stream_never_show_a_hidden_card(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5")
+    cleanup.append(arena)
+    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.03) for n in tokens)
+    game_id = wait_until(
+        lambda: next((g["id"] for g in arena.json("/api/games") if g["live"]), None), 30,
+        "a live game",
+    )  # fmt: skip
+    served: list[bytes] = []
+    stream_events: list[str] = []
+
+    def read_stream() -> None:
+        url = f"{arena.web}/games/{game_id}/events"
+        with urllib.request.urlopen(url, timeout=60) as response:
+            for line in response:
+                served.append(line)
+                if line.startswith(b"event: "):
+                    stream_events.append(line[7:].strip().decode())
+                if line.startswith(b"event: end"):
+                    return
+
+    reader = threading.Thread(target=read_stream, daemon=True)
+    reader.start()
+    live_answers = 0
+    while reader.is_alive():
+        state = arena.get(f"/api/games/{game_id}")
+        if json.loads(state).get("live"):
+            live_answers += 1
+            served.append(state)
+            for path in (f"/games/{game_id}", "/", "/api/games", "/api/leaderboard", "/events"):
+                if path == "/events":
+                    continue  # the index stream never ends; its sections are the pages above
+                served.append(arena.get(path))
+        time.sleep(0.05)
+        reader.join(0.01)
+    reader.join(5)
+    assert live_answers >= 3 and stream_events.count("state") >= 3, (live_answers, stream_events)
+    assert stream_events[-1] == "end"
+    record = arena.json(f"/api/games/{game_id}")["record"]
+    blob = b"".join(served)
+    for key in (b'"hands"', b'"drawn"', b'"draw_pile"', b'"hand":', b"is dealt"):
+        assert key not in blob, key
+    leaks = [text for text in _hidden_strings(record) if text.encode() in blob]
+    assert not leaks, leaks
+    # ... and once it is over the whole record is public, hands included.
+    assert b"is dealt" in arena.get(f"/games/{game_id}?account")
+    assert b"<svg" in arena.get(f"/games/{game_id}")  # the replay viewer
+
+
+def test_bots_connect_over_tls(tmp_path: Path, cleanup: list) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl to make a test certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    arena = start_arena(folder, "--tls-cert", str(cert), "--tls-key", str(key))
+    cleanup.append(arena)
+    assert "(TLS)" in "\n".join(arena.lines)
+    import os
+
+    os.environ["TACOCAT_ARENA_TLS_CA"] = str(cert)
+    try:
+        cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens)
+    finally:
+        del os.environ["TACOCAT_ARENA_TLS_CA"]
+    wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "games over TLS")
+    # A plain-text client cannot talk to it (had it connected, it would replace ann's session).
+    session = _connections(arena)["ann"]
+    plain = start_bot("ann", tokens["ann"], arena.address, tmp_path)
+    cleanup.append(plain)
+    time.sleep(3)
+    plain.kill()
+    assert _connections(arena)["ann"] == session
+
+
+def test_the_leaderboard_in_a_browser_updates_when_a_game_finishes_without_a_reload(
+    tmp_path: Path,
+    cleanup: list,
+    browser_page: PageWatch,  # noqa: F811 (the fixture)
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1")
+    cleanup.append(arena)
+    watch = browser_page
+    page = watch.page
+    page.goto(arena.web + "/")
+    page.evaluate("window.__loadedOnce = 'yes'")  # gone if the page reloads
+    assert page.locator("#leaderboard tr[data-bot='ann'] td.games").inner_text() == "0"
+    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.01) for n in tokens)
+    page.wait_for_function(
+        "() => Number(document.querySelector(\"tr[data-bot='ann'] td.games\").textContent) >= 1",
+        timeout=60_000,
+    )
+    first = int(page.locator("#leaderboard tr[data-bot='ann'] td.games").inner_text())
+    page.wait_for_function(
+        f"() => Number(document.querySelector(\"tr[data-bot='ann'] td.games\").textContent)"
+        f" > {first}",
+        timeout=60_000,
+    )
+    assert page.evaluate("window.__loadedOnce") == "yes"
+    assert "connected" in page.locator("#leaderboard tr[data-bot='ben']").inner_text()
+    watch.screenshot(tmp_path / "leaderboard.png")
+    watch.assert_clean()
