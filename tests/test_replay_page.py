@@ -68,6 +68,17 @@ def test_a_card_that_is_not_in_the_hand_is_named() -> None:
         replay_frames(record, NAMES)
 
 
+def test_a_substituted_move_is_told_and_changes_no_card() -> None:
+    record = a_record()
+    at = next(i for i, e in enumerate(record["events"]) if e["type"] == "attack")
+    mark = {"type": "substituted", "round": 1, "seat": 0, "reason": "timeout"}
+    record["events"].insert(at, mark)
+    frames = replay_frames(record, NAMES)
+    told = frames[at]
+    assert "the referee moves for greedy after a failure (timeout)" in told.text[0]
+    assert told.hands == frames[at - 1].hands and told.discards == frames[at - 1].discards
+
+
 def test_the_page_escapes_names_and_embeds_no_seed() -> None:
     record = a_record(seed=9_876_543_210_123)
     page = render_replay(record, ["<b>x</b>", "y</script>"], game_id="g1")

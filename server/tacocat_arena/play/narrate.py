@@ -83,6 +83,11 @@ def describe_event(
                 f"{event['tacocat_from']} -> {event['tacocat_to']}, space "
                 f"{event['covered']} is covered"
             )
+    elif kind == "substituted":
+        yield (
+            f"  the referee moves for {who(event['seat'])} after a failure ({event['reason']}): "
+            "the next move is a default, not the bot's own"
+        )
     elif kind == "forfeit":
         seat = event["seat"]
         loser = "both seats" if seat is None else who(seat)

@@ -137,7 +137,7 @@ def replay_frames(record: Mapping[str, Any], names: Sequence[str]) -> list[Frame
                 index=index,
                 round=round_number,
                 kind=kind,
-                text=tuple(line.strip() for line in describe_event(event, names)),
+                text=tuple(line.strip() for line in describe_event(event, names)) or (kind,),
                 hands=(tuple(hands[0]), tuple(hands[1])),
                 discards=tuple(discards),
                 draw_pile=draw,
