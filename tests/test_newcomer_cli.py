@@ -268,7 +268,7 @@ def test_tables_have_a_legend_and_do_not_wrap_when_stdout_is_not_a_terminal(
     lines = done.stdout.splitlines()
     assert f"Tournament: 2 bots ({one}, {two}), 2 games per pairing" in lines[0]
     rows = [line for line in lines if line.startswith("│")]
-    assert len(rows) == 4  # two standings rows and two crosstable rows, none wrapped
+    assert len(rows) == 5  # two standings rows, two crosstable rows, one pair row; unwrapped
     assert all(line.rstrip().endswith("│") and (one in line or two in line) for line in rows)
     assert max(map(len, lines)) > 80
     legend = " ".join(done.stdout.split())

@@ -227,9 +227,9 @@ class PairsInPlanOrder:
     def __init__(self, plan: Sequence[PlannedGame], a: str) -> None:
         self._a = a
         self._slot: dict[str, tuple[int, int]] = {}
-        deals: dict[int, int] = {}
+        deals: dict[tuple[frozenset[str], int], int] = {}  # (the two bots, deal) -> pair
         for game in plan:
-            pair = deals.setdefault(game.seed, len(deals))
+            pair = deals.setdefault((frozenset(game.seats), game.deal), len(deals))
             self._slot[game.game_id] = (pair, game.seats.index(a))
         self._points: list[list[int | None]] = [[None, None] for _ in deals]
         self._next = 0
