@@ -342,3 +342,17 @@ def test_the_readmes_bot_example_runs_as_written_with_the_venvs_command(tmp_path
     done = arena(*run, "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Tournament: 3 bots (mine, greedy, search)" in done.stdout
+
+
+def test_the_docs_quote_the_demo_configs_real_settings() -> None:
+    import tomllib
+
+    repo = Path(__file__).resolve().parent.parent
+    demo = tomllib.loads((repo / "server/tacocat_arena/data/demo.toml").read_text())
+    tournaments = (repo / "docs/tournaments.md").read_text()
+    demo_row = next(line for line in tournaments.splitlines() if "data/demo.toml`" in line)
+    for key in ("games", "seed", "concurrency", "move_timeout"):
+        assert f"`{key} = {demo[key]}`" in demo_row, key
+    assert f"`concurrency = {demo['concurrency']}`" in tournaments.split("--bot` without")[1]
+    sdk = " ".join((repo / "docs/sdk.md").read_text().split())
+    assert f"{demo['move_timeout']:g} s in the demo config" in sdk
