@@ -275,6 +275,7 @@ def test_tables_have_a_legend_and_do_not_wrap_when_stdout_is_not_a_terminal(
     assert "Forf: games lost by forfeit" in legend
     assert "ms/dec: mean time per decision" in legend
     assert "0-10-0 (0) is ten losses" in legend
+    assert "LOS: how likely A is the stronger" in legend
     assert lines[-2].startswith("2 games played in") and lines[-2].endswith("report.html")
     assert lines[-1] == f"Open the report in a browser: {Path('out') / 'report.html'}"
 

@@ -65,9 +65,18 @@ def _estimate_cells(stats: PairStats) -> list[str]:
     return [f"{found.elo:+.1f}", f"{found.err:.1f}", f"{found.los:.1%}"]
 
 
+PAIRINGS_LEGEND = (
+    "A pair is one deal played twice, seats swapped. W-L-D: A's games against B. 0 to 2: "
+    "how many pairs A scored 0, 0.5, 1, 1.5 or 2 points in. Elo A-B ±95%: A's rating above "
+    "B's from the pairs, with its 95% interval. LOS: how likely A is the stronger."
+)
+"""The key to the terminal pairings table's short headers."""
+
+
 def render_pairings(stats: Sequence[PairStats], *, title: str | None = "Pairs") -> Table:
-    """The pairings as a rich table: W-L-D, the five pair outcomes, Elo ± and LOS of A."""
-    table = Table(title=title)
+    """The pairings as a rich table: W-L-D, the five pair outcomes, Elo ± and LOS of A,
+    with a legend of those short headers."""
+    table = Table(title=title, caption=PAIRINGS_LEGEND, caption_justify="left")
     for header in ("A", "B", "W-L-D", *(f"{p:g}" for p in PAIR_POINTS), "Elo A-B", "±95%", "LOS"):
         table.add_column(header, justify="left" if header in ("A", "B") else "right")
     for row in stats:
