@@ -61,6 +61,17 @@ def main() -> None:
     metavar="N",
     help="Print the standings every N games (default: about ten times a run; 0: never).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Play the games in N local worker processes (docs/scaling.md).",
+)
+@click.option(
+    "--cluster",
+    metavar="tcp://HOST:PORT",
+    help="Play the games on this Dask cluster (pip install 'tacocat-arena[dask]').",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no standings on the way.")
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
@@ -81,6 +92,8 @@ def run(
     resume: bool,
     gauntlet: str | None,
     report_every: int | None,
+    workers: int | None,
+    cluster: str | None,
     quiet: bool,
     debug: bool,
     strict: bool,
@@ -104,6 +117,8 @@ def run(
         debug=debug,
         strict=strict,
         report_every=report_every,
+        workers=workers,
+        cluster=cluster,
         overrides={
             "games_per_pairing": games,
             "seed": seed,

@@ -41,6 +41,13 @@ from tacocat_arena.tournament.config import (
     TournamentFormat,
     load_config,
 )
+from tacocat_arena.tournament.executors import (
+    DaskCluster,
+    Executor,
+    ExecutorError,
+    LocalWorkers,
+    run_on_workers,
+)
 from tacocat_arena.tournament.live import EXIT_CODES, MatchMonitor, default_report_every
 from tacocat_arena.tournament.outputs import OUTPUT_FILES, compute_tables, write_outputs
 from tacocat_arena.tournament.pair_report import render_pairings
@@ -64,6 +71,8 @@ def run_command(
     strict: bool = False,
     sprt: Sprt | None = None,
     report_every: int | None = None,
+    workers: int | None = None,
+    cluster: str | None = None,
 ) -> None:
     """``tacocat-arena run`` (and ``serve``, ``play``): load, play, write, show.
 
@@ -71,9 +80,11 @@ def run_command(
     the SDK's strict mode in the environment that the bots inherit.  ``sprt`` (two bots
     only) stops the match once the test decides, and the exit code says how it ended
     (``live.EXIT_CODES``); ``report_every`` prints the standings every so many games (None:
-    ``live.default_report_every``, 0: never).
+    ``live.default_report_every``, 0: never).  ``workers`` or ``cluster`` play the games
+    elsewhere (``tournament.executors``).
     """
     console = output_console()
+    executor = _executor(workers, cluster, debug=debug, serving=serve_at is not None)
     if strict:
         os.environ[STRICT_ENV] = "1"
     if debug:
@@ -127,9 +138,9 @@ def run_command(
     try:
         with sigterm_as_ctrl_c() as terminated:
             outcome = _run_with_progress(
-                config, store, console, quiet, serve_at, tokens, monitor, report_every
+                config, store, console, quiet, serve_at, tokens, monitor, report_every, executor
             )
-    except (BotStartError, ListenError) as error:
+    except (BotStartError, ListenError, ExecutorError) as error:
         store.close()
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
@@ -256,6 +267,7 @@ def _run_with_progress(
     tokens: Mapping[str, str] | None,
     monitor: MatchMonitor | None = None,
     report_every: int | None = None,
+    executor: Executor | None = None,
 ) -> TournamentRun:
     columns: list[ProgressColumn | str] = [
         TextColumn("[bold]games"),
@@ -305,6 +317,12 @@ def _run_with_progress(
                 f"{config.connect_timeout_s:g} s for: {waiting}"
             )
 
+    if executor is not None:
+        progress.console.print(
+            f"Games run on {executor.description}, in batches of duplicate pairs"
+        )
+        with progress:
+            return run_on_workers(config, store, executor, on_start=on_start, on_game=on_game)
     with progress:
         return asyncio.run(
             run_tournament(
@@ -320,6 +338,24 @@ def _run_with_progress(
                 on_notice=progress.console.print,
             )
         )
+
+
+def _executor(
+    workers: int | None, cluster: str | None, *, debug: bool, serving: bool
+) -> Executor | None:
+    """Where the games run: here (None), in local workers, or on a Dask cluster."""
+    if workers is None and cluster is None:
+        return None
+    if workers is not None and cluster is not None:
+        raise click.UsageError("--workers and --cluster exclude each other: choose one")
+    if debug or serving:
+        raise click.UsageError(
+            f"--{'debug' if debug else 'serve'} plays in this process: drop --workers/--cluster"
+        )
+    if cluster is not None:
+        return DaskCluster(cluster)
+    assert workers is not None
+    return LocalWorkers(workers)
 
 
 #: The variable that puts the Python SDK in strict mode (``tacocat_bot.client.STRICT_ENV``;

@@ -20,7 +20,7 @@ import contextlib
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +70,7 @@ async def run_tournament(
     on_listening: Callable[[int], None] = lambda port: None,
     should_stop: Callable[[], bool] = lambda: False,
     on_notice: Callable[[str], None] = lambda text: None,
+    plan: Sequence[PlannedGame] | None = None,
 ) -> TournamentRun:
     """Play every planned game missing from ``store``; see the module docstring.
 
@@ -81,7 +82,8 @@ async def run_tournament(
     ``on_notice`` receives what the organizer should know before the games start: which
     sandbox each bot runs in, which limits are in force, and any warning about them.
     """
-    plan = plan_for(config, store.deal_secret())
+    # A worker plays the batch it was given (tournament.executors); a run plans it all.
+    plan = list(plan) if plan is not None else plan_for(config, store.deal_secret())
     finished = store.finished_ids()
     todo = [game for game in plan if game.game_id not in finished]
     on_start(len(plan), len(plan) - len(todo))

@@ -1,0 +1,236 @@
+"""Where a tournament's games are played: in this process, in local workers, or on Dask.
+
+The unit of work is a **batch**: a few duplicate pairs of one pairing.  A worker plays a batch
+as a small tournament of its own (``run_tournament`` over just those games, with its own
+referee on loopback and the pairing's two bots started once for the batch) and returns the
+finished games; the coordinator commits them to the one SQLite store, which stays the only
+source of truth.  A batch that runs twice (its worker was lost and the batch rescheduled)
+returns the same game ids, and a game already in the store is never saved again.
+
+Every game is a function of its planned deal and the bots' answers, so deterministic bots
+give the same games wherever they are played: one process, ``--workers N`` or a cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import multiprocessing
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.runner import TournamentRun, run_tournament
+from tacocat_arena.tournament.schedule import PlannedGame, plan_for
+from tacocat_arena.tournament.storage import TournamentStore
+from tacocat_arena.tournament.tables import GameResult
+
+#: One finished game as a worker returns it: result, detail and full record.
+FinishedGame = tuple[GameResult, str, dict[str, Any]]
+
+#: Duplicate pairs per batch by default: enough to pay for starting the two bots.
+DEFAULT_PAIRS_PER_BATCH = 5
+
+
+class ExecutorError(RuntimeError):
+    """The workers could not be started or reached; the message says why."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Some duplicate pairs of one pairing: the unit a worker plays."""
+
+    index: int
+    games: tuple[PlannedGame, ...]
+
+    @property
+    def bots(self) -> tuple[str, str]:
+        """The pairing's two bots."""
+        first = self.games[0].seats
+        return first[0], first[1]
+
+
+def make_batches(games: Iterable[PlannedGame], pairs_per_batch: int) -> list[Batch]:
+    """Group games by pairing and cut each pairing into batches of ``pairs_per_batch``
+    duplicate pairs (both games of a deal always go to the same batch)."""
+    by_pairing: dict[frozenset[str], dict[int, list[PlannedGame]]] = {}
+    for game in games:
+        deals = by_pairing.setdefault(frozenset(game.seats), {})
+        deals.setdefault(game.deal, []).append(game)
+    batches: list[Batch] = []
+    for deals in by_pairing.values():
+        ordered = [deals[deal] for deal in sorted(deals)]
+        for start in range(0, len(ordered), pairs_per_batch):
+            chunk = [game for pair in ordered[start : start + pairs_per_batch] for game in pair]
+            batches.append(Batch(len(batches), tuple(chunk)))
+    return batches
+
+
+class _MemoryStore:
+    """A worker's store: the batch's finished games, kept in memory until returned."""
+
+    def __init__(self) -> None:
+        self.games: list[FinishedGame] = []
+
+    def save(self, result: GameResult, detail: str, record: dict[str, Any]) -> None:
+        self.games.append((result, detail, record))
+
+    def finished_ids(self) -> set[str]:
+        return {result.game_id for result, _, _ in self.games}
+
+
+def play_batch(config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
+    """Play one batch here, in a worker: a referee of its own, the pairing's two bots.
+
+    The bots' logs go to the tournament's ``logs/`` folder when this machine has it (local
+    workers), else to a temporary folder (a remote worker).
+    """
+    names = batch.bots
+    bots = tuple(bot for bot in config.bots if bot.name in names)
+    with tempfile.TemporaryDirectory(prefix="tacocat-batch-") as scratch:
+        out = config.out if config.out.is_dir() else Path(scratch)
+        sub = dataclasses.replace(config, bots=bots, out=out, concurrency=config.concurrency)
+        store = _MemoryStore()
+        asyncio.run(run_tournament(sub, store, plan=batch.games))  # type: ignore[arg-type]
+    return store.games
+
+
+class Executor(Protocol):
+    """Plays batches somewhere and hands back each one's games as it finishes."""
+
+    #: What the progress line says about where games run.
+    description: str
+
+    def play(
+        self,
+        config: TournamentConfig,
+        batches: Sequence[Batch],
+        on_batch: Callable[[Batch, list[FinishedGame]], None],
+    ) -> None:
+        """Play every batch; call ``on_batch`` (in the calling thread) as each finishes."""
+        ...
+
+
+class LocalWorkers:
+    """``--workers N``: N local worker processes (the standard library's process pool).
+
+    A worker that dies breaks the whole pool (``BrokenProcessPool``): the batches not yet
+    returned are then played again in a new pool, up to ``retries`` times.
+    """
+
+    def __init__(self, workers: int, retries: int = 2) -> None:
+        self.workers = workers
+        self.retries = retries
+        self.description = f"{workers} local worker processes"
+
+    def play(
+        self,
+        config: TournamentConfig,
+        batches: Sequence[Batch],
+        on_batch: Callable[[Batch, list[FinishedGame]], None],
+    ) -> None:
+        pending = list(batches)
+        for attempt in range(self.retries + 1):
+            context = multiprocessing.get_context("spawn")  # no inherited event loop or grpc
+            with concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context) as pool:
+                futures = {pool.submit(play_batch, config, batch): batch for batch in pending}
+                broken = False
+                for future in concurrent.futures.as_completed(futures):
+                    batch = futures[future]
+                    try:
+                        games = future.result()
+                    except concurrent.futures.process.BrokenProcessPool:
+                        broken = True
+                        continue
+                    pending.remove(batch)
+                    on_batch(batch, games)
+            if not broken or not pending:
+                return
+            if attempt == self.retries:
+                raise ExecutorError(
+                    f"a worker process died {self.retries + 1} times; {len(pending)} batches "
+                    "were not played (run again with --resume to continue)"
+                )
+
+
+class DaskCluster:
+    """``--cluster tcp://HOST:PORT``: batches as tasks on an existing Dask cluster.
+
+    Dask reschedules the tasks of a lost worker by itself; the bots' commands must exist on
+    every worker (docs/scaling.md).  ``client`` may be given instead of an address (tests use
+    a ``LocalCluster``).
+    """
+
+    def __init__(self, address: str | None = None, client: Any = None) -> None:
+        self.address = address
+        self.client = client
+        self.description = f"the Dask cluster at {address}" if address else "a Dask cluster"
+
+    def play(
+        self,
+        config: TournamentConfig,
+        batches: Sequence[Batch],
+        on_batch: Callable[[Batch, list[FinishedGame]], None],
+    ) -> None:
+        try:
+            from distributed import Client, as_completed
+        except ImportError:
+            raise ExecutorError("--cluster needs Dask: pip install 'tacocat-arena[dask]'") from None
+        client = self.client
+        own = client is None
+        if own:
+            try:
+                client = Client(self.address, timeout="20s")
+            except OSError as error:
+                raise ExecutorError(
+                    f"cannot reach the Dask cluster at {self.address}: {error}"
+                ) from None
+        try:
+            futures = {
+                client.submit(play_batch, config, batch, pure=False): batch for batch in batches
+            }
+            for future in as_completed(futures):
+                on_batch(futures[future], future.result())
+        finally:
+            if own:
+                client.close()
+
+
+def run_on_workers(
+    config: TournamentConfig,
+    store: TournamentStore,
+    executor: Executor,
+    *,
+    pairs_per_batch: int = DEFAULT_PAIRS_PER_BATCH,
+    on_start: Callable[[int, int], None] = lambda total, done: None,
+    on_game: Callable[[GameResult, int, int], None] = lambda result, done, total: None,
+) -> TournamentRun:
+    """Play every planned game missing from ``store`` on ``executor``, batch by batch,
+    committing each returned game once (a batch played twice returns its games twice)."""
+    plan = plan_for(config, store.deal_secret())
+    saved = store.finished_ids()
+    todo = [game for game in plan if game.game_id not in saved]
+    on_start(len(plan), len(plan) - len(todo))
+    planned_ids = {game.game_id for game in plan}
+    done, played = len(plan) - len(todo), 0
+
+    def on_batch(batch: Batch, games: list[FinishedGame]) -> None:
+        nonlocal done, played
+        for result, detail, record in games:
+            if result.game_id not in planned_ids:
+                raise ExecutorError(f"a worker returned game {result.game_id!r}, never planned")
+            if result.game_id in saved:
+                continue
+            store.save(result, detail, record)
+            saved.add(result.game_id)
+            done += 1
+            played += 1
+            on_game(result, done, len(plan))
+
+    if todo:
+        executor.play(config, make_batches(todo, pairs_per_batch), on_batch)
+    return TournamentRun(len(plan), len(plan) - len(todo), played)
