@@ -4,11 +4,14 @@ over real loopback gRPC and HTTP (see tests/arena_support.py)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -23,6 +26,8 @@ from arena_support import (
     wait_until,
 )
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
+
+from tacocat_arena.engine import replay
 
 pytestmark = pytest.mark.slow
 
@@ -142,10 +147,7 @@ def test_kill_9_then_restart_loses_no_finished_game_and_the_ladder_goes_on(
     stored = {g["id"] for g in again.json("/api/games?limit=1000")}
     assert seen <= stored, sorted(seen - stored)
     for game_id in sorted(seen)[:5]:  # each stored record is complete and re-verifies
-        record = again.json(f"/api/games/{game_id}")["record"]
-        from tacocat_arena.engine import replay
-
-        replay(record)
+        replay(again.json(f"/api/games/{game_id}")["record"])
     cleanup.extend(start_bot(n, tokens[n], again.address, tmp_path) for n in tokens)
     wait_until(lambda: len(again.json("/api/games?limit=1000")) >= len(stored) + 4, 60,
                "games after the restart")  # fmt: skip
@@ -243,8 +245,6 @@ def test_bots_connect_over_tls(tmp_path: Path, cleanup: list) -> None:
     arena = start_arena(folder, "--tls-cert", str(cert), "--tls-key", str(key))
     cleanup.append(arena)
     assert "(TLS)" in "\n".join(arena.lines)
-    import os
-
     os.environ["TACOCAT_ARENA_TLS_CA"] = str(cert)
     try:
         cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens)
@@ -289,3 +289,87 @@ def test_the_leaderboard_in_a_browser_updates_when_a_game_finishes_without_a_rel
     assert "connected" in page.locator("#leaderboard tr[data-bot='ben']").inner_text()
     watch.screenshot(tmp_path / "leaderboard.png")
     watch.assert_clean()
+
+
+def _post(arena: ArenaProcess, path: str, token: str | None, body: dict | None = None) -> tuple:
+    request = urllib.request.Request(
+        arena.web + path,
+        data=json.dumps(body or {}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"}
+        | ({"Authorization": f"Bearer {token}"} if token else {}),
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_organizer_actions_need_the_organizer_token_and_take_effect_at_once(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann")
+    arena = start_arena(folder)
+    cleanup.append(arena)
+    organizer = (folder / "organizer.token").read_text().strip()
+    assert _post(arena, "/api/players", None, {"name": "ben"})[0] == 401
+    assert _post(arena, "/api/players", "tca_wrong", {"name": "ben"})[0] == 401
+    assert _post(arena, "/api/pause", None)[0] == 401
+    status, added = _post(arena, "/api/players", organizer, {"name": "ben"})
+    assert status == 201 and added["token"].startswith("tca_")
+    cleanup.append(start_bot("ann", tokens["ann"], arena.address, tmp_path))
+    ben = start_bot("ben", added["token"], arena.address, tmp_path)
+    cleanup.append(ben)
+    wait_until(lambda: games_of(arena).get("ben", 0) >= 2, 30, "ben's games")
+    # Pause: no new games start; resume: they do again.
+    assert _post(arena, "/api/pause", organizer) == (200, {"paused": True})
+    wait_until(lambda: arena.json("/api/status")["live"] == 0, 30, "the games in flight to end")
+    paused_at = arena.json("/api/status")["games"]
+    time.sleep(1.0)
+    assert arena.json("/api/status")["games"] == paused_at
+    assert _post(arena, "/api/resume", organizer) == (200, {"paused": False})
+    wait_until(lambda: arena.json("/api/status")["games"] > paused_at, 30, "games after resume")
+    # Revoke: ben's session ends and its token no longer works; its games stay listed.
+    assert _post(arena, "/api/players/ben/revoke", organizer)[0] == 200
+    assert ben.process.wait(30) == 0
+    assert "ben" not in _connections(arena)
+    assert any(row["bot"] == "ben" and row["games"] >= 2 for row in arena.json("/api/leaderboard"))
+    again = start_bot("ben", added["token"], arena.address, tmp_path)
+    cleanup.append(again)
+    assert again.process.wait(30) != 0
+    # The bot's page: its games, its rating over time.
+    page = arena.get("/bots/ann").decode()
+    assert "Rating over time" in page and "<polyline" in page and "Recent games" in page
+    assert arena.status("/bots/nobody") == 404 and arena.status("/api/games/nothing") == 404
+
+
+def test_a_round_robin_event_takes_late_joiners_and_does_not_wait_for_ever_on_absent_bots(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben", "cat", "dan")
+    arena = start_arena(
+        folder, "--round-robin", "--games", "2", "--start-after", "3", "--wait", "3",
+        "--move-timeout", "5",
+    )  # fmt: skip
+    cleanup.append(arena)
+    for name in ("ann", "ben", "cat"):
+        cleanup.append(start_bot(name, tokens[name], arena.address, tmp_path, delay=0.02))
+    wait_until(lambda: arena.json("/api/status")["live"] > 0, 30, "the event's first games")
+    cat = next(p for p in cleanup if isinstance(p, BotProc) and p.name == "cat")
+    cleanup.append(start_bot("dan", tokens["dan"], arena.address, tmp_path, delay=0.02))
+    wait_until(lambda: any("dan" in g["seats"] for g in arena.json("/api/games")), 30,
+               "dan's first event game")  # fmt: skip
+    cat.kill()  # cat leaves for good in the middle of the event
+    out = arena.process.communicate(timeout=120)[0]
+    assert arena.process.returncode == 0, out
+    assert "dan joins" in out and "is over: 12 games" in out, out
+    with sqlite3.connect(folder / "arena.sqlite") as db:
+        rows = db.execute("SELECT seat0, seat1, reason, detail FROM games").fetchall()
+    assert len(rows) == 12  # every pair of the four, twice (one duplicate deal each)
+    pairs = {frozenset(r[:2]) for r in rows}
+    assert len(pairs) == 6
+    cat_rows = [r for r in rows if "cat" in r[:2]]
+    assert any(r[2] == "disconnect" for r in cat_rows), cat_rows

@@ -393,6 +393,21 @@ def bench_envs_command(games: int, seed: int) -> None:
         click.echo(f"{f.name:34} {rate}  {f.steps:>8} in {f.cpu_seconds:.2f} s{ratio}")
 
 
+@bench.command("arena")
+@click.option("--bots", default=20, show_default=True, help="Trivial bots on the ladder.")
+@click.option("--seconds", default=15.0, show_default=True, help="Length of each phase.")
+@click.option("--concurrency", default=16, show_default=True, help="Games at once.")
+@click.option("--rate", default=20.0, show_default=True, help="Page requests per second.")
+def bench_arena_command(bots: int, seconds: float, concurrency: int, rate: float) -> None:
+    """The web page's median and p99 response time while BOTS trivial bots play the ladder
+    at full speed, and the ladder's games/s and decisions/s with and without page requests."""
+    from tacocat_arena.bench.arena import bench_arena
+
+    if bots < 2 or seconds <= 0 or concurrency < 1 or rate <= 0:
+        raise click.UsageError("--bots >= 2, --seconds > 0, --concurrency >= 1, --rate > 0")
+    click.echo(bench_arena(bots, seconds, concurrency, rate).summary())
+
+
 @bench.command("referee")
 @click.option("--seconds", default=5.0, show_default=True, help="Length of each measurement.")
 @click.option("--games-at-once", default=32, show_default=True, help="Games in flight for (c).")

@@ -113,6 +113,9 @@ def create_app(arena: Arena) -> Starlette:
     async def api_leaderboard(request: Request) -> Response:
         return JSONResponse(views.leaderboard(arena))
 
+    async def api_status(request: Request) -> Response:
+        return JSONResponse(views.status(arena))
+
     async def api_connections(request: Request) -> Response:
         return JSONResponse(views.connections(arena))
 
@@ -190,6 +193,7 @@ def create_app(arena: Arena) -> Starlette:
             Route("/games/{game_id}/events", game_events),
             Route("/api/leaderboard", api_leaderboard),
             Route("/api/connections", api_connections),
+            Route("/api/status", api_status),
             Route("/api/games", api_games),
             Route("/api/games/{game_id}", api_game),
             Route("/api/bots/{name}", api_bot),

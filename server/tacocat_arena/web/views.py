@@ -42,6 +42,19 @@ def leaderboard(arena: Arena) -> list[dict[str, Any]]:
     return rows
 
 
+def status(arena: Arena) -> dict[str, Any]:
+    """The arena in numbers: games stored, decisions refereed since start-up, games in
+    flight, bots connected (what ``bench arena`` reads)."""
+    return {
+        "games": len(arena.results),
+        "decisions_since_start": arena.decisions,
+        "uptime_s": round(time.time() - arena.started_at, 3),
+        "live": len(arena.live),
+        "connected": sum(1 for s in arena.referee.sessions.values() if s.is_open),
+        "paused": arena.paused,
+    }
+
+
 def connections(arena: Arena) -> dict[str, Any]:
     """Who is connected now and the recent refused connections, newest first."""
     now = time.time()

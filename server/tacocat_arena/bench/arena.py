@@ -1,0 +1,279 @@
+"""``tacocat-arena bench arena``: the web page's response time while the ladder plays flat out.
+
+It starts ``tacocat-arena serve`` on a fresh folder (a subprocess, loopback, free ports), and
+N trivial bots (they answer every request with the first legal option at once: the ladder's
+full speed) in two driver processes.  Phase A measures games/s and decisions/s with no page
+requests; phase B the same while this process asks for ``/`` and ``/api/leaderboard`` in turn,
+one request at a time at a steady rate, over one keep-alive connection, and times each
+(request sent to body read).  It prints both phases' rates, the pages' median and p99, and
+the server's CPU share, with the machine's load from ``os.getloadavg``.
+
+The bot driver role runs as ``python -m tacocat_arena.bench.arena bots ADDRESS NAME=TOKEN...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tacocat_arena.bench.referee import _trivial_bot
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Rates over one measured window."""
+
+    seconds: float
+    games: int
+    decisions: int
+    server_cpu_s: float
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds
+
+    @property
+    def decisions_per_s(self) -> float:
+        return self.decisions / self.seconds
+
+    @property
+    def server_cpu_share(self) -> float:
+        """The server's CPU seconds per wall second (1.0 = one core busy)."""
+        return self.server_cpu_s / self.seconds
+
+
+@dataclass(frozen=True)
+class ArenaFigures:
+    """What ``bench arena`` prints."""
+
+    bots: int
+    concurrency: int
+    quiet: Phase
+    loaded: Phase
+    latencies_ms: dict[str, list[float]]
+    #: The same requests with the ladder paused: what this machine's noise alone costs.
+    idle_latencies_ms: dict[str, list[float]]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    def summary(self) -> str:
+        """The lines to print."""
+        lines = [
+            f"load average before: {_load(self.load_before)}; after: {_load(self.load_after)} "
+            f"({os.cpu_count()} cores)",
+            f"{self.bots} trivial bots, concurrency {self.concurrency} games",
+        ]
+        for name, phase in (("A, no page requests", self.quiet), ("B, with requests", self.loaded)):
+            lines.append(
+                f"phase {name}: {phase.games_per_s:,.1f} games/s, "
+                f"{phase.decisions_per_s:,.0f} decisions/s, server CPU "
+                f"{phase.server_cpu_share:.2f} cores ({phase.seconds:.1f} s)"
+            )
+        all_ms: list[float] = []
+        for path, values in self.latencies_ms.items():
+            all_ms += values
+            lines.append(f"GET {path:<18} {_latency(values)}")
+        lines.append(f"GET (all)              {_latency(all_ms)}")
+        idle = [ms for values in self.idle_latencies_ms.values() for ms in values]
+        lines.append(f"GET (all), ladder paused (baseline) {_latency(idle)}")
+        ratio = self.loaded.games_per_s / max(self.quiet.games_per_s, 1e-9)
+        lines.append(f"games/s with requests / without: {ratio:.2f}")
+        return "\n".join(lines)
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return " ".join(f"{v:.2f}" for v in values)
+
+
+def _latency(values: list[float]) -> str:
+    if not values:
+        return "no requests"
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return (
+        f"n={len(values):>5}  median {statistics.median(values):6.1f} ms  p99 {p99:6.1f} ms  "
+        f"max {ordered[-1]:6.1f} ms"
+    )
+
+
+def bench_arena(bots: int, seconds: float, concurrency: int, requests_per_s: float) -> ArenaFigures:
+    """Run the measurement (see the module docstring)."""
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-arena-") as folder:
+        tokens = {f"bot{i:02d}": f"bench-token-{i:02d}" for i in range(bots)}
+        tokens_file = Path(folder) / "tokens.toml"
+        tokens_file.write_text("".join(f'{n} = "{t}"\n' for n, t in tokens.items()))
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(Path(folder) / "a"),
+             "--tokens", str(tokens_file), "--port", "0", "--web", "127.0.0.1:0",
+             "--concurrency", str(concurrency), "--per-bot", str(max(2, concurrency // bots + 1)),
+             "--move-timeout", "5"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        drivers: list[subprocess.Popen[bytes]] = []
+        try:
+            address, web = _addresses(server)
+            host, port = web.removeprefix("http://").rstrip("/").split(":")
+            names = list(tokens)
+            for half in (names[: bots // 2], names[bots // 2 :]):
+                drivers.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "tacocat_arena.bench.arena",
+                            "bots",
+                            address,
+                            *(f"{n}={tokens[n]}" for n in half),
+                        ],
+                    )  # fmt: skip
+                )
+            connection = http.client.HTTPConnection(host, int(port), timeout=30)
+            _wait_for(connection, lambda s: s["connected"] == bots and s["games"] >= 2 * bots)
+            time.sleep(1.0)  # warm-up: every bot has played
+            quiet = _phase(connection, server.pid, seconds, None)
+            latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
+            loaded = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
+            organizer = (Path(folder) / "a" / "organizer.token").read_text().strip()
+            _post(connection, "/api/pause", organizer)
+            _wait_for(connection, lambda s: s["live"] == 0)
+            idle: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
+            _phase(connection, server.pid, min(seconds, 5.0), (idle, requests_per_s))
+            connection.close()
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.communicate()
+            for driver in drivers:
+                try:
+                    driver.wait(15)
+                except subprocess.TimeoutExpired:
+                    driver.kill()
+                    driver.wait()
+    return ArenaFigures(
+        bots, concurrency, quiet, loaded, latencies, idle, load_before, os.getloadavg()
+    )
+
+
+def _addresses(server: subprocess.Popen[str]) -> tuple[str, str]:
+    address = web = ""
+    assert server.stdout is not None
+    deadline = time.monotonic() + 60
+    while not (address and web):
+        line = server.stdout.readline()
+        if not line or time.monotonic() > deadline:
+            raise RuntimeError("the arena server did not start")
+        if line.startswith("arena: "):
+            address = line.split()[1]
+        elif line.startswith("web: "):
+            web = line.split()[1]
+    return address, web
+
+
+def _get(connection: http.client.HTTPConnection, path: str) -> bytes:
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+    except (http.client.RemoteDisconnected, ConnectionError):
+        # The server closes an idle keep-alive connection after a few seconds (phase A
+        # sends nothing): open it again.  Timed requests run back to back and never idle.
+        connection.close()
+        connection.request("GET", path)
+        response = connection.getresponse()
+    body = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"GET {path}: HTTP {response.status}")
+    return body
+
+
+def _post(connection: http.client.HTTPConnection, path: str, token: str) -> None:
+    connection.request("POST", path, headers={"Authorization": f"Bearer {token}"})
+    response = connection.getresponse()
+    response.read()
+    if response.status != 200:
+        raise RuntimeError(f"POST {path}: HTTP {response.status}")
+
+
+def _status(connection: http.client.HTTPConnection) -> dict[str, int]:
+    status: dict[str, int] = json.loads(_get(connection, "/api/status"))
+    return status
+
+
+def _wait_for(
+    connection: http.client.HTTPConnection, ready: Callable[[dict[str, int]], bool]
+) -> None:
+    deadline = time.monotonic() + 120
+    while not ready(_status(connection)):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the bots did not start playing: {_status(connection)}")
+        time.sleep(0.2)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _phase(
+    connection: http.client.HTTPConnection,
+    pid: int,
+    seconds: float,
+    requests: tuple[dict[str, list[float]], float] | None,
+) -> Phase:
+    before, cpu_before, started = _status(connection), _cpu_seconds(pid), time.monotonic()
+    end = started + seconds
+    paths = ["/", "/api/leaderboard"]
+    count = 0
+    while (now := time.monotonic()) < end:
+        if requests is None:
+            time.sleep(min(0.2, end - now))
+            continue
+        latencies, rate = requests
+        path = paths[count % len(paths)]
+        sent = time.perf_counter()
+        _get(connection, path)
+        latencies[path].append((time.perf_counter() - sent) * 1000)
+        count += 1
+        next_at = started + count / rate
+        time.sleep(max(0.0, next_at - time.monotonic()))
+    elapsed = time.monotonic() - started
+    after, cpu_after = _status(connection), _cpu_seconds(pid)
+    return Phase(
+        elapsed,
+        after["games"] - before["games"],
+        after["decisions_since_start"] - before["decisions_since_start"],
+        cpu_after - cpu_before,
+    )
+
+
+async def _bots(address: str, pairs: list[str]) -> None:
+    named = [pair.split("=", 1) for pair in pairs]
+    await asyncio.gather(
+        *(_trivial_bot(address, name, token) for name, token in named), return_exceptions=True
+    )
+
+
+def main(argv: list[str]) -> None:
+    """Worker role (see the module docstring)."""
+    role, *args = argv
+    if role != "bots":
+        raise SystemExit(f"unknown role {role!r}")
+    asyncio.run(_bots(args[0], args[1:]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
