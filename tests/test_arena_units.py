@@ -111,3 +111,13 @@ def test_a_spectator_sees_no_hand_no_draw_and_no_draw_pile() -> None:
         if event["type"] not in ("deal", "replace"):
             assert shown == event  # everything else is public as it is
     assert {"deal", "replace", "game_end"} <= kinds
+
+
+@pytest.mark.slow
+def test_bench_arena_prints_rates_and_page_latencies() -> None:
+    result = CliRunner().invoke(
+        main, ["bench", "arena", "--bots", "4", "--seconds", "1", "--concurrency", "4"]
+    )
+    assert result.exit_code == 0, result.output
+    for text in ("games/s", "decisions/s", "GET /api/leaderboard", "p99", "ladder paused"):
+        assert text in result.output, result.output
