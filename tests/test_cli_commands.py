@@ -79,7 +79,9 @@ def test_bench_engine_prints_its_figures() -> None:
 
 def test_bench_referee_prints_the_three_rates_and_their_ratios() -> None:
     result = CliRunner().invoke(
-        main, ["bench", "referee", "--seconds", "0.3", "--games-at-once", "4", "--repeats", "1"]
+        main,
+        ["bench", "referee", "--seconds", "0.3", "--games-at-once", "4", "--repeats", "1"]
+        + ["--scale-games", "8"],
     )
     assert result.exit_code == 0, result.output
     rates = re.findall(
@@ -88,3 +90,5 @@ def test_bench_referee_prints_the_three_rates_and_their_ratios() -> None:
     assert [name for name, _ in rates] == ["a", "b", "c", "d"]
     assert all(int(value.replace(",", "")) > 0 for _, value in rates)
     assert re.search(r"^\(b\)/\(a\) = \d+\.\d\d   \(c\)/\(b\) = \d+\.\d\d$", result.stdout, re.M)
+    scale = re.search(r"^\(e\) 8 games at once: .* \(e\) ratio = (\d+\.\d\d)$", result.stdout, re.M)
+    assert scale and float(scale.group(1)) > 0

@@ -414,10 +414,30 @@ def bench_arena_command(bots: int, seconds: float, concurrency: int, rate: float
 @click.option(
     "--repeats", default=3, show_default=True, help="Interleaved runs; the best of each counts."
 )
-def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> None:
+@click.option(
+    "--scale-games",
+    default=128,
+    show_default=True,
+    help="Games in flight for (e), one referee process against two (0: skip (e)).",
+)
+@click.option(
+    "--uvloop/--no-uvloop",
+    default=False,
+    help="Run the referee's event loop on uvloop (pip install uvloop).",
+)
+def bench_referee_command(
+    seconds: float, games_at_once: int, repeats: int, scale_games: int, uvloop: bool
+) -> None:
     """(a) bare gRPC echo round trips/s, (b) referee decisions/s with one game, (c) with many
-    games at once, (d) the ceiling of (b) (the stream handling alone); prints the ratios."""
-    from tacocat_arena.bench.referee import RefereeRun, bench_referee
+    games at once, (d) the ceiling of (b) (the stream handling alone), (e) two referee
+    processes against one; prints the ratios."""
+    import os
+
+    from tacocat_arena.bench.referee import RefereeRun, bench_referee, use_uvloop
+
+    os.environ["TACOCAT_UVLOOP"] = "1" if uvloop else "0"  # the worker processes read it
+    if uvloop and not use_uvloop():
+        raise click.UsageError("--uvloop needs uvloop: pip install uvloop")
 
     if seconds <= 0 or repeats < 1 or games_at_once < 1:
         raise click.UsageError("--seconds must be > 0, --repeats and --games-at-once >= 1")
@@ -426,11 +446,16 @@ def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> N
         click.echo(
             f"run {index + 1}/{repeats}: (a) {run.echo_round_trips_per_s:,.0f}  "
             f"(b) {run.decisions_per_s:,.0f}  (c) {run.decisions_per_s_concurrent:,.0f}  "
-            f"(d) {run.relay_decisions_per_s:,.0f}",
+            f"(d) {run.relay_decisions_per_s:,.0f}  (e) {run.scale_one_per_s:,.0f} -> "
+            f"{run.scale_two_per_s:,.0f}",
             err=True,
         )
 
-    figures = bench_referee(seconds, games_at_once, repeats, progress=report)
+    figures = bench_referee(
+        seconds, games_at_once, repeats, progress=report, scale_games=scale_games
+    )
+    if uvloop:
+        click.echo("(the referee's loop: uvloop)")
     click.echo(
         f"(a) bare grpcio bidi echo, 2 processes: {figures.echo_round_trips_per_s:,.0f} "
         "round trips/s"
@@ -451,6 +476,13 @@ def bench_referee_command(seconds: float, games_at_once: int, repeats: int) -> N
         f"(d)/(a) = {figures.relay_decisions_per_s / figures.echo_round_trips_per_s:.2f}   "
         f"(b)/(d) = {figures.decisions_per_s / figures.relay_decisions_per_s:.2f}"
     )
+    if scale_games:
+        best = max(figures.runs, key=lambda run: run.scale_two_per_s)
+        click.echo(
+            f"(e) {scale_games} games at once: 1 referee process {best.scale_one_per_s:,.0f}, "
+            f"2 processes {best.scale_two_per_s:,.0f} decisions/s; "
+            f"(e) ratio = {figures.scale_out_ratio:.2f}"
+        )
     if repeats > 1:
         click.echo(f"(best of {repeats} interleaved runs of {seconds:g} s each)")
 

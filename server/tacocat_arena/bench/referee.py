@@ -6,6 +6,9 @@
 (c) the same with 32 games at once;
 (d) the ceiling of (b): the same bots and the referee's way of reading streams, with no game
     behind it (``measure_relay``): what (b) could reach if refereeing cost nothing.
+(e) scale-out: two referee processes at once, each with its own two trivial bots and half of
+    ``--scale-games`` games in flight (the shape of ``run --workers 2``), against one such
+    process with all of them (decisions per second summed over the processes).
 It prints (b)/(a) (the referee's overhead: 1.0 would be free) and (c)/(b) (how concurrent games
 scale), from the best of a few interleaved runs.  The echo client and the trivial bots are
 written alike (grpc.aio, one stream, answer each message as it arrives), so the ratio compares
@@ -41,6 +44,9 @@ class RefereeRun:
     decisions_per_s: float
     decisions_per_s_concurrent: float
     relay_decisions_per_s: float
+    #: (e): one referee process with all ``scale_games`` games, and two with half each.
+    scale_one_per_s: float = 0.0
+    scale_two_per_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,14 @@ class RefereeFigures:
     def relay_decisions_per_s(self) -> float:
         """(d), the ceiling of (b), best run."""
         return max(run.relay_decisions_per_s for run in self.runs)
+
+    @property
+    def scale_out_ratio(self) -> float:
+        """(e): two referee processes over one, the best run's ratio (both measured in it)."""
+        return max(
+            (run.scale_two_per_s / run.scale_one_per_s for run in self.runs if run.scale_one_per_s),
+            default=0.0,
+        )
 
     @property
     def overhead_ratio(self) -> float:
@@ -343,6 +357,7 @@ def bench_referee(
     games_at_once: int = 32,
     repeats: int = 3,
     progress: Callable[[int, RefereeRun], None] | None = None,
+    scale_games: int = 128,
 ) -> RefereeFigures:
     """Measure (a), (b), (c) and (d) ``repeats`` times, interleaved, and keep the best of each.
 
@@ -359,15 +374,48 @@ def bench_referee(
         single = asyncio.run(measure_referee(seconds, 1))
         many = asyncio.run(measure_referee(seconds, games_at_once))
         relay = asyncio.run(measure_relay(seconds))
-        runs.append(RefereeRun(echo, single, many, relay))
+        one = measure_scale_out(seconds, scale_games, 1) if scale_games else 0.0
+        two = measure_scale_out(seconds, scale_games, 2) if scale_games else 0.0
+        runs.append(RefereeRun(echo, single, many, relay, one, two))
         if progress is not None:
             progress(index, runs[-1])
     return RefereeFigures(tuple(runs), games_at_once)
 
 
+def measure_scale_out(seconds: float, games: int, processes: int) -> float:
+    """(e): decisions per second summed over ``processes`` referee processes run at once,
+    each with its own two trivial bots and ``games // processes`` games in flight."""
+    share = max(1, games // processes)
+    workers = [_spawn("referee-worker", str(seconds), str(share)) for _ in range(processes)]
+    total = 0.0
+    for worker in workers:
+        out, _ = worker.communicate(timeout=seconds + 120)
+        if worker.returncode != 0:
+            raise RuntimeError(f"a referee worker failed (exit code {worker.returncode})")
+        total += float(out.decode().split()[-1])
+    return total
+
+
+def use_uvloop() -> bool:
+    """Run the referee's event loop on uvloop where it is installed (TACOCAT_UVLOOP=0 turns
+    it off); True when it is in use."""
+    if os.environ.get("TACOCAT_UVLOOP", "1") == "0":
+        return False
+    try:
+        import uvloop  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return False
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return True
+
+
 def main(argv: list[str]) -> None:
     """Worker roles (see the module docstring)."""
     role, *args = argv
+    if role == "referee-worker":
+        use_uvloop()
+        print(asyncio.run(measure_referee(float(args[0]), int(args[1]))))
+        return
     if role == "echo-server":
         asyncio.run(_echo_server(args[0]))
     elif role == "echo-client":
