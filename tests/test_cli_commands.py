@@ -38,8 +38,8 @@ def test_replay_flags_a_tampered_record(tmp_path: Path) -> None:
     record["actions"][0] = {"seat": 0, "replace": [99]}  # type: ignore[index]
     (tmp_path / "bad.json").write_text(json.dumps(record))
     result = CliRunner().invoke(main, ["replay", str(tmp_path / "bad.json")])
-    assert result.exit_code == 0
-    assert "WARNING: the record does not re-verify" in result.output
+    assert result.exit_code == 1
+    assert "does not re-verify" in result.output and "round 1 R1:" in result.output
 
 
 def test_replay_names_a_missing_game(tmp_path: Path) -> None:

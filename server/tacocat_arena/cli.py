@@ -224,7 +224,7 @@ def play(
 
 
 @main.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, path_type=Path))
 @click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
 @click.option(
     "--html",
@@ -235,8 +235,8 @@ def play(
 def replay(file: Path, game_id: str | None, html_out: Path | None) -> None:
     """A readable turn-by-turn account of a recorded game, or its replay page (--html).
 
-    FILE is a tournament's games.jsonl or one game record (JSON).  The record is re-verified
-    against the rules first.
+    FILE is a tournament's games.jsonl or tournament.sqlite (or its folder), or one game
+    record (JSON).  The record is re-verified first; one that does not is an error.
     """
     from tacocat_arena.tournament.cli import replay_command, replay_html_command
 
@@ -244,6 +244,21 @@ def replay(file: Path, game_id: str | None, html_out: Path | None) -> None:
         click.echo(replay_html_command(file, game_id, html_out))
         return
     for line in replay_command(file, game_id):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+def verify(path: Path) -> None:
+    """Re-verify every recorded game in PATH: rules, events, results, marks and timings.
+
+    PATH is a game record (JSON), a games.jsonl, a tournament.sqlite or a tournament's output
+    folder.  Prints one line per problem (game id, round, rule ID) and a summary; exits 1 on
+    any problem.  See docs/game-record.md.
+    """
+    from tacocat_arena.tournament.cli import verify_command
+
+    for line in verify_command(path):
         click.echo(line)
 
 

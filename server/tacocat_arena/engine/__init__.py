@@ -19,7 +19,7 @@ from tacocat_arena.engine.legal import (
     legal_attacks,
     sample_defence,
 )
-from tacocat_arena.engine.record import RecordError, replay, to_record
+from tacocat_arena.engine.record import DecisionNote, RecordError, Refused, replay, to_record
 from tacocat_arena.engine.ruleset import DEFAULT_RULESET, Ruleset, RulesetError, TieRule
 from tacocat_arena.engine.types import (
     SEAT_0,
@@ -31,6 +31,7 @@ from tacocat_arena.engine.types import (
     DecisionKind,
     Defend,
     Duel,
+    Failure,
     Forfeit,
     Outcome,
     Replace,
@@ -58,9 +59,11 @@ __all__ = [
     "Card",
     "DEFAULT_RULESET",
     "DecisionKind",
+    "DecisionNote",
     "Defend",
     "Duel",
     "Event",
+    "Failure",
     "Forfeit",
     "Game",
     "IllegalActionError",
@@ -68,6 +71,7 @@ __all__ = [
     "LegalOptions",
     "Outcome",
     "RecordError",
+    "Refused",
     "Replace",
     "RoundResult",
     "Ruleset",

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tacocat_arena.engine import legal
-from tacocat_arena.engine.errors import IllegalActionError, InvalidActionError
+from tacocat_arena.engine.errors import ActionError, IllegalActionError, InvalidActionError
 from tacocat_arena.engine.ruleset import DEFAULT_RULESET, Ruleset, TieRule
 from tacocat_arena.engine.types import (
     ACTION_KIND,
@@ -37,6 +37,7 @@ from tacocat_arena.engine.types import (
     DecisionKind,
     Defend,
     Duel,
+    Failure,
     Forfeit,
     Outcome,
     Replace,
@@ -144,6 +145,7 @@ class Game:
         "outcome",
         "events",
         "actions",
+        "substitutions",
         "round_start",
         "round_results",
         "seen",
@@ -172,6 +174,8 @@ class Game:
         self.outcome: Outcome | None = None
         self.events: list[Event] = []
         self.actions: list[tuple[Seat, Action | Forfeit]] = []
+        # Index in ``actions`` -> why the referee played that action in the seat's place.
+        self.substitutions: dict[int, Failure] = {}
         self.round_start = 0
         self.round_results: tuple[RoundResult, ...] = ()
         # Each seat's public form of this round's events (I1), in log order; views copy them.
@@ -262,6 +266,23 @@ class Game:
         if entry is None or entry[0] is not self.phase or seat not in self.pending:
             self._refuse(seat, action, ACTION_KIND.get(type(action)))
         entry[1](self, seat, action)  # type: ignore[index]
+
+    def substitute(self, seat: Seat, action: Action, failure: Failure) -> None:
+        """Apply ``action`` that the referee plays in ``seat``'s place after ``failure``
+        (failure policy "default_action").  A public ``substituted`` event comes first, so a
+        default move is never mistaken for the seat's own, in the log or in a record."""
+        mark = len(self.events)
+        self._log(
+            {"type": "substituted", "round": self.round, "seat": seat, "reason": failure.value}
+        )
+        try:
+            self.apply(seat, action)
+        except ActionError:
+            del self.events[mark:]  # apply changed nothing else: the game is as it was
+            self.seen[0].pop()
+            self.seen[1].pop()
+            raise
+        self.substitutions[len(self.actions) - 1] = failure
 
     def forfeit(self, seat: Seat | None, termination: Termination, detail: str = "") -> None:
         """End the game with ``seat`` losing by a referee-imposed ``termination``; ``None``

@@ -101,6 +101,29 @@ class Termination(enum.Enum):
         return self not in (Termination.GOAL, Termination.ROUND_CAP)
 
 
+class Failure(enum.Enum):
+    """How a seat's decision failed, so that the referee had to rule (referee policy): the
+    seat forfeits, or the referee plays a default action in its place (a substitution)."""
+
+    TIMEOUT = "timeout"  # no answer in time
+    ILLEGAL = "illegal_action"  # a well-formed answer the rules forbid
+    MALFORMED = "malformed"  # an answer that does not decode to an action of the kind asked
+    DISCONNECT = "disconnect"  # the bot went away
+
+    @property
+    def termination(self) -> Termination:
+        """The forfeit this failure costs under the forfeit policy."""
+        return _FAILURE_TERMINATION[self]
+
+
+_FAILURE_TERMINATION = {
+    Failure.TIMEOUT: Termination.FORFEIT_TIMEOUT,
+    Failure.ILLEGAL: Termination.FORFEIT_ILLEGAL,
+    Failure.MALFORMED: Termination.FORFEIT_ILLEGAL,
+    Failure.DISCONNECT: Termination.FORFEIT_DISCONNECT,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How a game ended; ``winner`` is None for a draw."""

@@ -15,13 +15,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from google.protobuf import text_format
+
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import (
     Action,
     ActionError,
     DecisionKind,
+    DecisionNote,
+    Failure,
     Game,
     Outcome,
+    Refused,
     Ruleset,
     Seat,
     Termination,
@@ -70,6 +75,10 @@ class GameReport:
     game: Game | None = field(default=None, repr=False)
     #: A record given outright (a game that was never played has no ``game``).
     given_record: dict[str, Any] | None = field(default=None, repr=False)
+    #: What the referee measured and refused, by index in ``game.actions`` (the record's).
+    notes: dict[int, DecisionNote] = field(default_factory=dict, repr=False)
+    #: The clock and failure policy of the game, as the record states them.
+    referee: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def record(self) -> dict[str, Any]:
@@ -77,7 +86,11 @@ class GameReport:
         hot path: a record costs as much as a few dozen decisions, and not every caller
         stores one."""
         if self.given_record is None:
-            self.given_record = to_record(self.game) if self.game is not None else {}
+            self.given_record = (
+                to_record(self.game, self.notes, self.referee, self.seats)
+                if self.game is not None
+                else {}
+            )
         return self.given_record
 
     @property
@@ -101,6 +114,9 @@ class _Failure:
     message: str
     public: str
     rule: str = ""
+    failure: Failure = Failure.TIMEOUT
+    #: The refused answer, for the record (None for a timeout or a disconnect).
+    refused: Refused | None = None
 
 
 class _Seat:
@@ -195,6 +211,7 @@ async def play_game(
             )
         )
     detail = ""
+    notes: dict[int, DecisionNote] = {}  # for the record, by index in game.actions
     #: What each seat's GameEnd says (a seat reads its own failure in full, the other's
     #: only in public form).
     seat_details = ["", ""]
@@ -221,12 +238,15 @@ async def play_game(
             for seat_index, failure in failures:  # each is told, as for a single failure
                 _send_error(seats[seat_index], failure, forfeits=True)
             game.forfeit(None, first.termination, detail)
+            notes[len(game.actions) - 1] = DecisionNote(refused=first.refused)
             break
         for seat_index, answer in zip(pending, answers, strict=True):
             seat = seats[seat_index]
+            ms = _measured_ms(asked, seat_index)
             if not isinstance(answer, _Failure):
                 try:
                     game.apply(seat_index, answer)
+                    notes[len(game.actions) - 1] = DecisionNote(ms)
                     continue
                 except ActionError as error:
                     kind = _asked_kind(asked, seat_index)
@@ -236,6 +256,8 @@ async def play_game(
                         str(error),
                         f"{error.rule}: illegal {kind} (the reason went to that seat only)",
                         error.rule,
+                        Failure.ILLEGAL,
+                        Refused(Failure.ILLEGAL, str(error), error.rule, answer),
                     )
             forfeits = (
                 settings.failure_policy is FailurePolicy.FORFEIT
@@ -251,8 +273,11 @@ async def play_game(
                 seat_details[seat_index] = detail
                 seat_details[1 - seat_index] = f"{who}: {answer.public}"
                 game.forfeit(seat_index, termination, detail)
+                notes[len(game.actions) - 1] = DecisionNote(ms, refused=answer.refused)
                 break
-            game.apply(seat_index, default_action(build_view(game, seat_index)))
+            substitute = default_action(build_view(game, seat_index))
+            game.substitute(seat_index, substitute, answer.failure)
+            notes[len(game.actions) - 1] = DecisionNote(ms, answer.message, answer.refused)
         if game.outcome is not None:
             break
     outcome = game.outcome
@@ -270,7 +295,22 @@ async def play_game(
         clock_ms=(seats[0].clock_ms, seats[1].clock_ms),
         max_untimed_ms=max_untimed * 1000,
         game=game,
+        notes=notes,
+        referee={
+            "decision_ms": clock.decision_ms,
+            "bank_ms": clock.bank_ms,
+            "grace_ms": clock.grace_ms,
+            "failure_policy": settings.failure_policy.value,
+        },
     )
+
+
+def _measured_ms(asked: list[_Asked | _Failure], seat_index: int) -> float | None:
+    """The milliseconds a seat's clock ran for its request (None if it was never asked)."""
+    for request in asked:
+        if isinstance(request, _Asked) and request.seat.seat == seat_index:
+            return (request.stopped - request.started) * 1000
+    return None
 
 
 def _asked_kind(asked: list[_Asked | _Failure], seat_index: int) -> str:
@@ -355,11 +395,18 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
     try:
         return action_from_pb(reply, kind)
     except MalformedAction as error:
+        arrived = text_format.MessageToString(reply, as_one_line=True)[:200]
         return _Failure(
             Termination.FORFEIT_ILLEGAL,
             pb.ERROR_CODE_MALFORMED,
             str(error),
             f"malformed answer to a {kind.value} request (the reason went to that seat only)",
+            failure=Failure.MALFORMED,
+            refused=Refused(
+                Failure.MALFORMED,
+                str(error),
+                note=f"could not be decoded as a {kind.value}; the message was: {arrived}",
+            ),
         )
 
 
@@ -376,7 +423,13 @@ def timeout_text(
 
 def _disconnected(error: SessionClosed) -> _Failure:
     text = str(error)  # names the bot and why the session ended: no cards in it
-    return _Failure(Termination.FORFEIT_DISCONNECT, pb.ERROR_CODE_UNSPECIFIED, text, text)
+    return _Failure(
+        Termination.FORFEIT_DISCONNECT,
+        pb.ERROR_CODE_UNSPECIFIED,
+        text,
+        text,
+        failure=Failure.DISCONNECT,
+    )
 
 
 def _expire(future: asyncio.Future[tuple[pb.Action, float]]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shlex
 import shutil
@@ -28,7 +27,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from tacocat_arena.engine import RecordError, replay
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
 from tacocat_arena.report import render_replay
@@ -56,6 +54,14 @@ from tacocat_arena.tournament.schedule import plan_for
 from tacocat_arena.tournament.sprt import Sprt
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.tables import GameResult, render_crosstable, render_standings
+from tacocat_arena.tournament.verify import (
+    GameEntry,
+    InputError,
+    load_games,
+    verify_game,
+    verify_lines,
+    verify_path,
+)
 
 
 def run_command(
@@ -422,64 +428,71 @@ def match_bots(first: str, second: str) -> list[str]:
 
 
 def replay_command(file: Path, game_id: str | None) -> Iterator[str]:
-    """Lines of ``tacocat-arena replay``: verify the record, then narrate it."""
+    """Lines of ``tacocat-arena replay``: verify the record, then narrate it; a record that
+    does not re-verify is an error (it names the round and rule), never a narration."""
     entry = load_game_entry(file, game_id)
-    record = entry.get("record", entry)
-    names = entry.get("seats", ["seat 0", "seat 1"])
-    header = f"Game {entry.get('id', '?')}: {names[0]} (seat 0) vs {names[1]} (seat 1)"
+    record = entry.record
+    names = entry.seat_names
+    header = f"Game {entry.game_id}: {names[0]} (seat 0) vs {names[1]} (seat 1)"
     yield header + f", seed {record.get('seed')}"
     if record.get("unplayed"):
         yield f"Not played: {record['unplayed']}"
         return
-    try:
-        replay(record)
-        yield "(record re-verified against the rules: every action legal, every event matches)"
-    except RecordError as error:
-        yield f"WARNING: the record does not re-verify: {error}"
+    _reverify(entry)
+    yield "(record re-verified against the rules: every action legal, every event matches)"
     yield from narrate(record, names)
 
 
 def replay_html_command(file: Path, game_id: str | None, out: Path) -> str:
     """``tacocat-arena replay --html OUT``: write the game's replay page; return a summary."""
     entry = load_game_entry(file, game_id)
-    record = entry.get("record", entry)
+    record = entry.record
     if record.get("unplayed"):
-        raise click.ClickException(f"game {entry.get('id')} was not played: {record['unplayed']}")
-    try:
-        replay(record)
-    except RecordError as error:
-        raise click.ClickException(f"the record does not re-verify: {error}") from None
-    names = entry.get("seats", ["seat 0", "seat 1"])
-    page = render_replay(record, names, game_id=entry.get("id"))
+        raise click.ClickException(f"game {entry.game_id} was not played: {record['unplayed']}")
+    _reverify(entry)
+    page = render_replay(dict(record), list(entry.seat_names), game_id=entry.game_id)
     try:
         out.write_text(page, encoding="utf-8")
     except OSError as error:
         raise click.ClickException(f"cannot write {out}: {error.strerror}") from None
-    return f"Replay of game {entry.get('id', '?')} written to {out} (open it in a browser)"
+    return f"Replay of game {entry.game_id} written to {out} (open it in a browser)"
 
 
-def load_game_entry(file: Path, game_id: str | None) -> dict[str, Any]:
-    """The games.jsonl line (or bare record) of ``game_id`` in ``file``, the first by default."""
+def _reverify(entry: GameEntry) -> None:
+    problems = verify_game(entry)
+    if problems:
+        raise click.ClickException(
+            f"the record of game {problems[0]} (it does not re-verify; "
+            "tacocat-arena verify lists every problem)"
+        )
+
+
+def load_game_entry(file: Path, game_id: str | None) -> GameEntry:
+    """The game ``game_id`` (the first by default) of a games.jsonl, a tournament.sqlite or
+    one game record."""
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as error:
-        raise click.ClickException(f"cannot read {file}: {error.strerror}") from None
-    entries: list[dict[str, Any]] = []
-    try:
-        if file.suffix == ".jsonl":
-            entries = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            entries = [json.loads(text)]
-    except json.JSONDecodeError as error:
-        raise click.ClickException(f"{file} is not valid JSON: {error}") from None
+        entries = load_games(file)
+    except InputError as error:
+        raise click.ClickException(str(error)) from None
     if not entries:
         raise click.ClickException(f"{file} holds no game")
-    if game_id is not None:
-        chosen = [e for e in entries if e.get("id") == game_id]
-        if not chosen:
-            ids = ", ".join(str(e.get("id")) for e in entries[:5])
-            raise click.ClickException(f"no game {game_id!r} in {file} (first ids: {ids}, ...)")
-        entry = chosen[0]
-    else:
-        entry = entries[0]
-    return entry
+    if game_id is None:
+        return entries[0]
+    for entry in entries:
+        if entry.game_id == game_id:
+            return entry
+    ids = ", ".join(entry.game_id for entry in entries[:5])
+    raise click.ClickException(f"no game {game_id!r} in {file} (first ids: {ids}, ...)")
+
+
+def verify_command(path: Path) -> Iterator[str]:
+    """Lines of ``tacocat-arena verify``; raises ClickException (exit 1) on any problem."""
+    try:
+        result = verify_path(path)
+    except InputError as error:
+        raise click.ClickException(str(error)) from None
+    lines = list(verify_lines(result, path))
+    yield from lines[:-1]
+    if result.problems:
+        raise click.ClickException(lines[-1])
+    yield lines[-1]

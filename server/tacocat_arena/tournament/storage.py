@@ -146,6 +146,24 @@ _COLUMNS = (
 )
 
 
+def read_games(path: Path) -> Iterator[tuple[str, tuple[str, str], dict[str, Any]]]:
+    """(game id, bot names, record) of every game in the store at ``path``, in finishing
+    order; opened read-only, so a tournament still running is never disturbed.  Raises
+    ValueError when the file is an SQLite database but not a tournament store."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise ValueError(f"cannot open the SQLite database: {error}") from None
+    try:
+        rows = db.execute("SELECT game_id, seat0, seat1, record FROM games ORDER BY rowid")
+        for game_id, seat0, seat1, record in rows.fetchall():
+            yield game_id, (seat0, seat1), json.loads(record)
+    except sqlite3.Error as error:
+        raise ValueError(f"not a tournament store ({error})") from None
+    finally:
+        db.close()
+
+
 def _seed_to_sql(seed: int) -> int:
     """Deal seeds are unsigned 64-bit, SQLite integers signed: store the two's complement."""
     return seed - 2**64 if seed >= 2**63 else seed
