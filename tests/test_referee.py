@@ -27,8 +27,9 @@ from tacocat_arena.engine import (
     replay,
 )
 from tacocat_arena.engine.types import Attack, Defend, Duel, Replace
-from tacocat_arena.referee import ClockSettings, FailurePolicy, RefereeSettings
 from tacocat_arena.protocol.wire import event_from_pb, ruleset_to_pb
+from tacocat_arena.referee import ClockSettings, FailurePolicy, RefereeSettings
+from tacocat_arena.tournament.verify import GameEntry, verify_game
 
 FINISHED = (Termination.GOAL, Termination.ROUND_CAP)
 RAW_SETTINGS = RefereeSettings(clock=ClockSettings(decision_ms=5000))
@@ -152,6 +153,9 @@ def test_bot_that_sleeps_past_its_deadline_forfeits(tmp_path: Path) -> None:
                 assert report.outcome.winner == 1 and report.forfeit_by == 0
                 assert "within 200 ms" in report.detail
                 replay(report.record)
+                timeout = report.record["actions"][-1]
+                assert timeout["forfeit"] == "timeout" and timeout["ms"] >= 200 + 100
+                assert verify_game(GameEntry("slow", None, report.record)) == []
                 await h.wait_until(lambda: "slow" in opponent.game_ends(), 10, "opponent GameEnd")
                 end = opponent.game_ends()["slow"]
                 assert (end["result"], end["reason"]) == ("win", "timeout")
@@ -253,6 +257,12 @@ def test_illegal_attack_is_refused_with_its_rule(policy: FailurePolicy) -> None:
                 assert report.outcome.termination is Termination.FORFEIT_ILLEGAL
                 assert report.forfeit_by == offender
                 replay(report.record)
+                forfeit = report.record["actions"][-1]  # the refused answer is recorded
+                assert forfeit["forfeit"] == "illegal_action" and forfeit["ms"] >= 0
+                refused = forfeit["refused"]
+                assert refused["sent"] == {"attack": list(illegal[offender][1])}
+                assert (refused["rule"], refused["then"]) == ("P6", "forfeit")
+                assert verify_game(GameEntry("ill", None, report.record)) == []
             else:
                 for seat, (request_id, hand) in illegal.items():
                     (error,) = logs[seat].errors
@@ -268,6 +278,16 @@ def test_illegal_attack_is_refused_with_its_rule(policy: FailurePolicy) -> None:
                     assert attacks[0]["cards"] == [min(hand)]
                 assert report.outcome.termination in FINISHED, report
                 assert replay(report.record).outcome == report.outcome
+                marked = [a for a in report.record["actions"] if "substituted" in a]
+                assert sorted(a["seat"] for a in marked) == sorted(illegal)
+                for entry in marked:  # never mistaken for the bot's own attack
+                    assert entry["substituted"] == "illegal_action"
+                    assert entry["refused"]["sent"] == {"attack": list(illegal[entry["seat"]][1])}
+                    assert (entry["refused"]["rule"], entry["refused"]["then"]) == (
+                        "P6",
+                        "default_action",
+                    )
+                assert verify_game(GameEntry("ill", None, report.record)) == []
                 for log in logs:
                     assert log.ends["ill"].reason in (pb.END_REASON_GOAL, pb.END_REASON_ROUND_CAP)
 
@@ -825,5 +845,8 @@ def test_malformed_action_forfeits(answer: str) -> None:
             assert report.outcome.termination is Termination.FORFEIT_ILLEGAL
             assert report.forfeit_by == offender
             replay(report.record)
+            refused = report.record["actions"][-1]["refused"]
+            assert (refused["failure"], refused["sent"]) == ("malformed", None)
+            assert refused["note"].startswith("could not be decoded")
 
     h.run_async(scenario(), 30)

@@ -433,12 +433,13 @@ def replay_command(file: Path, game_id: str | None) -> Iterator[str]:
     entry = load_game_entry(file, game_id)
     record = entry.record
     names = entry.seat_names
+    if not record.get("unplayed"):
+        _reverify(entry)  # before any output: a record that does not verify is not told
     header = f"Game {entry.game_id}: {names[0]} (seat 0) vs {names[1]} (seat 1)"
     yield header + f", seed {record.get('seed')}"
     if record.get("unplayed"):
         yield f"Not played: {record['unplayed']}"
         return
-    _reverify(entry)
     yield "(record re-verified against the rules: every action legal, every event matches)"
     yield from narrate(record, names)
 
