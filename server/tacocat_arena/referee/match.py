@@ -79,6 +79,8 @@ class GameReport:
     notes: dict[int, DecisionNote] = field(default_factory=dict, repr=False)
     #: The clock and failure policy of the game, as the record states them.
     referee: dict[str, Any] | None = field(default=None, repr=False)
+    #: The names the record gives the players (default: ``seats``, the sessions' names).
+    players: tuple[str, str] | None = field(default=None, repr=False)
 
     @property
     def record(self) -> dict[str, Any]:
@@ -87,7 +89,7 @@ class GameReport:
         stores one."""
         if self.given_record is None:
             self.given_record = (
-                to_record(self.game, self.notes, self.referee, self.seats)
+                to_record(self.game, self.notes, self.referee, self.players or self.seats)
                 if self.game is not None
                 else {}
             )

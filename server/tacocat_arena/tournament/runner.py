@@ -286,6 +286,7 @@ async def _play_one(
                 detail = f"{name} (seat {seat}) is not connected"
                 return _unplayed(planned, seat, detail, Termination.FORFEIT_DISCONNECT)
         raise
+    report.players = planned.seats  # the record names the bots, whichever instance played
     loser = report.forfeit_by
     if report.outcome.termination is Termination.FORFEIT_CRASH and loser is not None:
         how = await processes[seats[loser]].ended()
