@@ -49,6 +49,8 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("crashy", crashy),
     ):
         lines += ["", "[[bots]]", f"name = {json.dumps(name)}", f"command = {json.dumps(command)}"]
+        if name == "crashy":  # it writes its crash flag into its folder (read-only if sandboxed)
+            lines.append("writable_dir = true")
     (folder / "league.toml").write_text("\n".join(lines) + "\n")
     done = subprocess.run(
         [sys.executable, "-m", "tacocat_arena.cli", "run", str(folder / "league.toml"), "-q"],
