@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 #: How many refused connections the arena remembers (newest kept).
 FAILURE_MEMORY = 200
+#: How many of the newest finished games the arena keeps in memory for its pages.
+RECENT_MEMORY = 50
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,10 @@ class Arena:
         self._seen = {bot for r in self.results for bot in r.seats}
         self.in_flight: collections.Counter[str] = collections.Counter()
         self.live: dict[str, LiveGame] = {}
+        #: The newest finished games, newest first (the index page reads them every time).
+        self.recent: collections.deque[StoredGame] = collections.deque(
+            store.games(limit=RECENT_MEMORY), maxlen=RECENT_MEMORY
+        )
         self.failures: collections.deque[ConnectionFailure] = collections.deque(
             maxlen=FAILURE_MEMORY
         )
@@ -363,6 +369,7 @@ class Arena:
         """Store a finished game (durable first), then count it."""
         result = game_result(report)
         stored = self.store.save_game(result, report.detail, report.record, event=event, pair=pair)
+        self.recent.appendleft(stored)
         self.live.pop(report.game_id, None)
         self.results.append(result)
         self.meetings[pair_key(*result.seats)] += 1

@@ -29,6 +29,9 @@ from pathlib import Path
 
 from tacocat_arena.bench.referee import _trivial_bot
 
+#: How much lower the bot drivers' scheduling priority is than the server's.
+BOT_NICENESS = 10
+
 
 @dataclass(frozen=True)
 class Phase:
@@ -64,6 +67,7 @@ class ArenaFigures:
     latencies_ms: dict[str, list[float]]
     #: The same requests with the ladder paused: what this machine's noise alone costs.
     idle_latencies_ms: dict[str, list[float]]
+    paused: Phase
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
 
@@ -87,6 +91,9 @@ class ArenaFigures:
         lines.append(f"GET (all)              {_latency(all_ms)}")
         idle = [ms for values in self.idle_latencies_ms.values() for ms in values]
         lines.append(f"GET (all), ladder paused (baseline) {_latency(idle)}")
+        if idle:
+            cpu_ms = self.paused.server_cpu_s * 1000 / len(idle)
+            lines.append(f"server CPU per request, ladder paused: {cpu_ms:.2f} ms")
         ratio = self.loaded.games_per_s / max(self.quiet.games_per_s, 1e-9)
         lines.append(f"games/s with requests / without: {ratio:.2f}")
         return "\n".join(lines)
@@ -149,7 +156,7 @@ def bench_arena(bots: int, seconds: float, concurrency: int, requests_per_s: flo
             _post(connection, "/api/pause", organizer)
             _wait_for(connection, lambda s: s["live"] == 0)
             idle: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
-            _phase(connection, server.pid, min(seconds, 5.0), (idle, requests_per_s))
+            paused = _phase(connection, server.pid, min(seconds, 5.0), (idle, requests_per_s))
             connection.close()
         finally:
             server.send_signal(signal.SIGTERM)
@@ -165,7 +172,7 @@ def bench_arena(bots: int, seconds: float, concurrency: int, requests_per_s: flo
                     driver.kill()
                     driver.wait()
     return ArenaFigures(
-        bots, concurrency, quiet, loaded, latencies, idle, load_before, os.getloadavg()
+        bots, concurrency, quiet, loaded, latencies, idle, paused, load_before, os.getloadavg()
     )
 
 

@@ -32,6 +32,7 @@ from tacocat_arena.report import FrameError, render_replay
 from tacocat_arena.web import views
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+TEMPLATES.env.auto_reload = False  # no stat() of every template on every page
 #: Seconds between keep-alive comments on an idle event stream.
 KEEPALIVE_S = 15.0
 #: Seconds between two looks at a live game for its page's stream.
@@ -49,7 +50,7 @@ def create_app(arena: Arena) -> Starlette:
             "rows": views.leaderboard(arena),
             "connections": views.connections(arena),
             "live": [views.live_summary(g) for g in arena.live.values()],
-            "recent": [views.game_summary(g) for g in arena.store.games(limit=20)],
+            "recent": [views.game_summary(g) for g in list(arena.recent)[:20]],
             "total": len(arena.results),
         }
 
