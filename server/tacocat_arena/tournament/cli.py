@@ -203,7 +203,7 @@ def _match_monitor(
             raise click.ClickException("--sprt compares two bots; this tournament has more")
         return None
     a, b = (bot.name for bot in config.bots)
-    monitor = MatchMonitor(plan_for(config), a, b, sprt)
+    monitor = MatchMonitor(plan_for(config, store.deal_secret()), a, b, sprt)
     for result in store.results():
         monitor.add(result)
     return monitor
