@@ -99,7 +99,7 @@ def test_report_shows_the_tournaments_own_tables(
             str(row["losses"]),
             str(row["draws"]),
             f"{row['score']:g}",
-            f"{row['elo']:.0f}",
+            str(round(row["elo"])),
         ]
         for row in results["standings"]
     ]

@@ -80,9 +80,9 @@ def elo_plot(rows: Sequence[StandingsRow]) -> EloPlot:
             low=None if row.elo_err is None else x(row.elo - row.elo_err),
             high=None if row.elo_err is None else x(row.elo + row.elo_err),
             label=(
-                f"{row.elo:.0f} ± {row.elo_err:.0f}"
+                f"{round(row.elo)} ± {round(row.elo_err)}"
                 if row.elo_err is not None
-                else f"{row.elo:.0f} (no games)"
+                else f"{round(row.elo)} (no games)"
             ),
         )
         for index, row in enumerate(rows)

@@ -181,8 +181,8 @@ def config_settings(config: TournamentConfig, *, complete: bool) -> tuple[Settin
     return (
         Setting(
             "Games",
-            f"{games} per pairing: {games // 2} deals, each played twice with the seats "
-            "swapped (duplicate), so luck of the deal evens out",
+            f"{games} per pairing: {games // 2} deal{'s' * (games > 2)}, each played twice "
+            "with the seats swapped (duplicate), so luck of the deal evens out",
         ),
         Setting("Clock", clock),
         Setting("Failures", POLICY_WORDS[config.failure_policy]),

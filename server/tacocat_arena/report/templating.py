@@ -50,9 +50,14 @@ def fixed(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def whole(value: float) -> str:
+    """A rating to the nearest point, never "-0"."""
+    return str(round(value))
+
+
 def signed(value: float | None) -> str:
     """An Elo difference with its sign (+12, -40), or an em dash."""
-    return "—" if value is None else f"{value:+.0f}"
+    return "—" if value is None else f"{round(value):+d}"
 
 
 def percent(value: float | None) -> str:
@@ -83,7 +88,13 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        points=points, fixed=fixed, signed=signed, percent=percent, score_colour=score_colour, md=md
+        points=points,
+        fixed=fixed,
+        whole=whole,
+        signed=signed,
+        percent=percent,
+        score_colour=score_colour,
+        md=md,
     )
     return env
 
