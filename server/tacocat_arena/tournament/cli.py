@@ -46,6 +46,7 @@ from tacocat_arena.tournament.executors import (
     LocalWorkers,
     run_on_workers,
 )
+from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
 from tacocat_arena.tournament.live import EXIT_CODES, MatchMonitor, default_report_every
 from tacocat_arena.tournament.outputs import OUTPUT_FILES, compute_tables, write_outputs
 from tacocat_arena.tournament.pair_report import render_pairings
@@ -115,6 +116,7 @@ def run_command(
     try:
         store = TournamentStore(config.out)
         store.claim(config.fingerprint(), resume=resume)
+        store.on_commit.append(GamesLog(config.out / GAMES_FILE, store).add)  # pair by pair
     except (StorageError, OSError) as error:
         raise click.ClickException(str(error)) from None
     names = ", ".join(b.name for b in config.bots)

@@ -1,7 +1,8 @@
 """Writing a tournament's result files from its database.
 
 standings.csv, crosstable.csv, games.jsonl (one line per game, its full record included;
-written once the tournament is complete), results.json, report.md and report.html (with
+appended pair by pair as the tournament runs, see ``games_log``, and rewritten whole once it
+is complete), results.json, report.md and report.html (with
 replays/, one page per game, once complete); all are rebuilt from
 the database, so they always agree with it and with each other, and a resumed tournament
 writes the same files as an uninterrupted one.
@@ -17,6 +18,7 @@ from typing import Any
 
 from tacocat_arena.report.writer import write_reports
 from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
 from tacocat_arena.tournament.pair_report import pairing_dict, sprt_dict
 from tacocat_arena.tournament.pairs import PairStats, all_pair_stats
 from tacocat_arena.tournament.sprt import SprtState
@@ -110,27 +112,16 @@ def write_outputs(
         sprt=None if sprt is None else sprt.summary(),
     )
     if complete:
-        # Written only at the end: its records hold the deal seeds (I2, until it is over).
-        _write_games(out / "games.jsonl", store)
+        # Rewritten whole at the end; while the tournament runs, GamesLog appends each pair.
+        _write_games(out / GAMES_FILE, store)
     return tables
 
 
 def _write_games(path: Path, store: TournamentStore) -> None:
+    """The complete games.jsonl, every game in finishing order, replaced atomically (while
+    the tournament runs, ``GamesLog`` appends it pair by pair)."""
     partial = path.with_suffix(".jsonl.partial")
     with open(partial, "w", encoding="utf-8") as handle:
-        for result, detail, record in store.rows():
-            line = {
-                "id": result.game_id,
-                "seats": list(result.seats),
-                "seed": result.seed,
-                "result": record.get("result"),
-                "winner": result.winner,
-                "reason": result.reason,
-                "detail": detail,
-                "rounds": result.rounds,
-                "decisions": list(result.decisions),
-                "decision_ms": [round(ms, 3) for ms in result.decision_ms],
-                "record": record,
-            }
-            handle.write(json.dumps(line, separators=(",", ":")) + "\n")
+        for row in store.rows():
+            handle.write(json.dumps(game_line(*row), separators=(",", ":")) + "\n")
     os.replace(partial, path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,8 @@ class TournamentStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(_SCHEMA)
+        #: Called with (result, detail, record) after each game is committed.
+        self.on_commit: list[Callable[[GameResult, str, dict[str, Any]], None]] = []
 
     def close(self) -> None:
         """Close the database."""
@@ -119,6 +121,8 @@ class TournamentStore:
                 json.dumps(record, separators=(",", ":")),
             ),
         )
+        for listener in self.on_commit:
+            listener(result, detail, record)
 
     def finished_ids(self) -> set[str]:
         """Ids of the games already played."""
