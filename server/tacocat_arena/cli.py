@@ -9,6 +9,7 @@ import click
 
 from tacocat_arena import __version__
 from tacocat_arena.arena.commands import players, serve
+from tacocat_arena.bench.commands import load_command, soak_command
 
 STRICT_HELP = (
     "Python SDK bots stop at the first exception in a decision method (TACOCAT_BOT_STRICT=1 "
@@ -269,6 +270,10 @@ main.add_command(players)
 @main.group()
 def bench() -> None:
     """Benchmarks that print figures."""
+
+
+bench.add_command(load_command)  # bench load and bench soak live in bench/commands.py
+bench.add_command(soak_command)
 
 
 @bench.command("engine")
