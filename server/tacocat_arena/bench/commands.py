@@ -63,9 +63,10 @@ def load_command(games_at_once: str, seconds: float, move_timeout_ms: int) -> No
         )
         waiting = "unknown" if figures.cpu_wait_share is None else f"{figures.cpu_wait_share:.0%}"
         click.echo(
-            f"      why: event loop lag max {figures.max_loop_lag_ms:.1f} ms, GC pause max "
-            f"{figures.max_gc_pause_ms:.1f} ms, loop thread waiting for a CPU {waiting} of "
-            "the time"
+            f"      why: event loop lag max {figures.max_loop_lag_ms:.1f} ms; GC pause max "
+            f"{figures.max_gc_pause_ms:.1f} ms ({figures.max_gc_pause_cpu_ms:.1f} ms of it "
+            f"CPU); loop thread waiting for a CPU {waiting} of the time; referee CPU "
+            f"{figures.cpu_ms_per_decision:.3f} ms per decision"
         )
         curve = "  ".join(f"{t:.0f}s:{mib:.0f}" for t, mib in figures.rss)
         click.echo(f"      RSS MiB over time: {curve}")

@@ -104,8 +104,12 @@ class LoadFigures:
     load_average: tuple[float, float, float]
     max_loop_lag_ms: float
     max_gc_pause_ms: float
+    #: The CPU time of that pause (the collection's own work).
+    max_gc_pause_cpu_ms: float
     #: Share of the wall time the loop's thread was runnable but not running (None: unknown).
     cpu_wait_share: float | None
+    #: CPU time of this process (the referee, with gRPC's threads) per decision.
+    cpu_ms_per_decision: float
 
     @property
     def decisions_per_s(self) -> float:
@@ -157,17 +161,21 @@ def _schedstat() -> tuple[float, float] | None:
 
 
 class _Pauses:
-    """The longest garbage-collector pause while active (``gc.callbacks``)."""
+    """The longest garbage-collector pause while active (``gc.callbacks``), in wall time and
+    in the CPU time the collection itself used (the rest was waiting for a CPU)."""
 
     def __init__(self) -> None:
         self.longest = 0.0
-        self._began = 0.0
+        self.longest_cpu = 0.0
+        self._began = (0.0, 0.0)
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._began = time.perf_counter()
+            self._began = (time.perf_counter(), time.thread_time())
         else:
-            self.longest = max(self.longest, time.perf_counter() - self._began)
+            wall, cpu = time.perf_counter() - self._began[0], time.thread_time() - self._began[1]
+            if wall > self.longest:
+                self.longest, self.longest_cpu = wall, cpu
 
     def __enter__(self) -> _Pauses:
         gc.callbacks.append(self)
@@ -238,6 +246,7 @@ async def measure_load(games_at_once: int, seconds: float, decision_ms: int = 10
         started = time.monotonic()
         deadline = started + seconds
         sched_before = _schedstat()
+        cpu_before = time.process_time()
         pauses = _Pauses().__enter__()
 
         async def tick() -> None:
@@ -276,6 +285,7 @@ async def measure_load(games_at_once: int, seconds: float, decision_ms: int = 10
         ticker.cancel()
         pauses.__exit__()
         sched_after = _schedstat()
+        cpu = time.process_time() - cpu_before
         rss.append((elapsed, rss_mib()))
     wait_share = None
     if sched_before is not None and sched_after is not None:
@@ -295,7 +305,9 @@ async def measure_load(games_at_once: int, seconds: float, decision_ms: int = 10
         load_average=os.getloadavg(),
         max_loop_lag_ms=max_lag * 1000,
         max_gc_pause_ms=pauses.longest * 1000,
+        max_gc_pause_cpu_ms=pauses.longest_cpu * 1000,
         cpu_wait_share=wait_share,
+        cpu_ms_per_decision=cpu * 1000 / max(1, decisions),
     )
 
 

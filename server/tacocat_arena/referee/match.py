@@ -355,8 +355,9 @@ def _ask(
     # future and two callbacks to every decision.
     timer = None
     if allowance_ms:
+        delay = (allowance_ms + seat.bank_ms + clock.grace_ms) / 1000
         timer = asyncio.get_running_loop().call_later(
-            (allowance_ms + seat.bank_ms + clock.grace_ms) / 1000, _expire, future
+            delay, _expire, future, started + delay, False
         )
     return _Asked(seat, kind, request_id, future, timer, started, seat.bank_ms)
 
@@ -434,9 +435,27 @@ def _disconnected(error: SessionClosed) -> _Failure:
     )
 
 
-def _expire(future: asyncio.Future[tuple[pb.Action, float]]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
+#: A deadline timer that runs this much later than due means the referee's event loop was
+#: stalled (a starved CPU, a long batch of other games' work).
+_LATE_TIMER_S = 0.025
+
+
+def _expire(future: asyncio.Future[tuple[pb.Action, float]], due: float, again: bool) -> None:
+    """Time a request out, unless the timer itself ran late.
+
+    A late timer means the referee was not running: an Action may be sitting unread in the
+    transport, and asyncio runs due timers before the reads that would resolve the request.
+    Then the reader gets as long again as the stall (once, at most 1 s) before the request
+    times out, so the referee's own stalls never cost a bot the game.
+    """
+    if future.done():
+        return
+    late = time.monotonic() - due
+    if late > _LATE_TIMER_S and not again:
+        extra = min(late, 1.0)
+        asyncio.get_running_loop().call_later(extra, _expire, future, due + late + extra, True)
+        return
+    future.set_exception(TimeoutError())
 
 
 def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
