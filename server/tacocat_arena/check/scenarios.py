@@ -201,41 +201,29 @@ def _answers(action: Action) -> list[int | None]:
     return list(action.answers) if isinstance(action, Defend) else []
 
 
-def _attacker(cards: tuple[int, ...]) -> Opponent:
-    return lambda view, _: Attack(cards)
+async def _defend(
+    ctx: Context, hands: tuple[tuple[int, ...], tuple[int, ...]], attack: tuple[int, ...]
+) -> str:
+    """The check plays ``attack`` from seat 1's hand; the bot, in seat 0, answers it."""
+    game = Game.from_position(hands, phase=DecisionKind.ATTACK, attacker=1)
+    scripted = ctx.new_game(game, 0, lambda view, _: Attack(attack))
+    action = await _one_decision(ctx, scripted, DecisionKind.DEFEND)
+    return f"answered {list(attack)} with {_answers(action)}"
 
 
 async def defend_single(ctx: Context) -> str:
     """P2: one attack card, defended with an equal or higher card or sacrificed."""
-    game = Game.from_position(((2, 5, 8, 10), (3, 7, 9, 11)), phase=DecisionKind.ATTACK, attacker=1)
-    action = await _one_decision(ctx, ctx.new_game(game, 0, _attacker((7,))), DecisionKind.DEFEND)
-    return f"answered [7] with {_answers(action)}"
+    return await _defend(ctx, ((2, 5, 8, 10), (3, 7, 9, 11)), (7,))
 
 
 async def defend_sequence(ctx: Context) -> str:
     """P4: a three-card sequence, each card answered in order."""
-    game = Game.from_position(
-        ((1, 2, 4, 9, 11, 12, 12), (3, 5, 8, 9, 10, 11, 12)),
-        tacocat=4,
-        phase=DecisionKind.ATTACK,
-        attacker=1,
-    )
-    scripted = ctx.new_game(game, 0, _attacker((8, 9, 10)))
-    action = await _one_decision(ctx, scripted, DecisionKind.DEFEND)
-    return f"answered [8, 9, 10] with {_answers(action)}"
+    return await _defend(ctx, ((1, 2, 4, 9, 11, 12, 12), (3, 5, 8, 9, 10, 11, 12)), (8, 9, 10))
 
 
 async def defend_set_with_sacrifice(ctx: Context) -> str:
     """P4-P5: a set of three 6s against a hand that can defend at most two of them."""
-    game = Game.from_position(
-        ((1, 2, 3, 4, 5, 7, 12), (6, 6, 6, 8, 9, 10, 11)),
-        tacocat=4,
-        phase=DecisionKind.ATTACK,
-        attacker=1,
-    )
-    scripted = ctx.new_game(game, 0, _attacker((6, 6, 6)))
-    action = await _one_decision(ctx, scripted, DecisionKind.DEFEND)
-    return f"answered [6, 6, 6] with {_answers(action)}"
+    return await _defend(ctx, ((1, 2, 3, 4, 5, 7, 12), (6, 6, 6, 8, 9, 10, 11)), (6, 6, 6))
 
 
 # -- whole games and endings ----------------------------------------------------------------------
