@@ -87,19 +87,26 @@ class IsmctsPolicy:
         root_actions = candidates(view)
         if len(root_actions) == 1:
             return root_actions[0]
-        tree: dict[tuple[object, ...], _Node] = {
-            information_key(view): _Node(root_actions, self.rng)
-        }
+        root = _Node(root_actions, self.rng)
+        tree: dict[tuple[object, ...], _Node] = {}
         for _ in range(self.iterations):
             world = sample_world(view, self.rng, whole_game=False)
-            self._simulate(world, view.seat, world.round, tree)
-        root = tree[information_key(view)]
+            self._simulate(world, root, view.seat, world.round, tree)
         return root.actions[max(range(len(root.actions)), key=root.visits.__getitem__)]
 
     def _simulate(
-        self, game: Game, me: int, round_number: int, tree: dict[tuple[object, ...], _Node]
+        self,
+        game: Game,
+        root: _Node,
+        me: int,
+        round_number: int,
+        tree: dict[tuple[object, ...], _Node],
     ) -> None:
-        path: list[tuple[_Node, int, int]] = []
+        """One simulation from a world at the root's moment: every world starts in the root
+        (the view's information set), whatever its round is numbered (see ``sample_world``)."""
+        index = root.choose(self.uct)
+        path: list[tuple[_Node, int, int]] = [(root, index, me)]
+        game.apply(me, root.actions[index])
         while game.outcome is None and game.round == round_number:
             # In a simultaneous decision the searching seat commits first: the other seat's
             # view does not show the commitment (see above), and the root stays the root.
