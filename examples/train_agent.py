@@ -137,10 +137,13 @@ def main() -> None:
         "--opponents", default="random,greedy?epsilon=0.5", help="built-ins to train against"
     )
     parser.add_argument("--out", type=Path, default=HERE / "agent.npz")
+    parser.add_argument("--evaluate", type=int, default=200, help="games per final score")
     args = parser.parse_args()
 
     rng = np.random.default_rng(args.seed)
-    envs = [gymnasium.make(ENV_ID, opponent=o, seat=None).unwrapped for o in args.opponents.split(",")]
+    envs = [
+        gymnasium.make(ENV_ID, opponent=o, seat=None).unwrapped for o in args.opponents.split(",")
+    ]
     probe = envs[0]
     net = Network(probe.observation_space.shape[0], probe.action_space.n, 64, rng)
     deadline = time.monotonic() + 60 * args.minutes
@@ -157,16 +160,16 @@ def main() -> None:
                 returns.append(ret)
             recent.append((reward + 1) / 2)
             episodes += 1
-        net.update(
-            np.array(xs), np.array(masks), np.array(actions), np.array(returns), args.lr
-        )
+        net.update(np.array(xs), np.array(masks), np.array(actions), np.array(returns), args.lr)
         if episodes % (args.batch * 25) == 0:
             print(f"{episodes} games, training score {np.mean(recent):.3f}", flush=True)
             recent = []
     net.save(args.out)
     print(f"trained on {episodes} games; saved {args.out}")
     for opponent in ("random", "greedy"):
-        print(f"score against {opponent}: {evaluate(net, opponent, 200, args.seed + 7):.3f}")
+        print(
+            f"score against {opponent}: {evaluate(net, opponent, args.evaluate, args.seed + 7):.3f}"
+        )
 
 
 if __name__ == "__main__":
