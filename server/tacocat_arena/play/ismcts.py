@@ -1,15 +1,20 @@
 """Information-set Monte Carlo tree search (Cowling, Powley and Whitehouse, 2012) on the engine.
 
-Each simulation samples a world consistent with what the searching seat knows
-(``worlds.sample_world``), walks down a tree whose nodes are information sets, and plays the
-rest of the round out with ``GreedyPolicy`` for both seats.  A node is keyed by what the seat
-to move sees (its hand, its decision and this round's events as ``build_view`` shows them),
-so the opponent's nodes hold only what the opponent could know, and in a simultaneous
-decision the second seat's node cannot depend on the first seat's hidden choice: the engine
-keeps a committed choice out of every view until both have committed (so the searching seat
-may commit first in every simulation, whatever its seat).  Within a node the
-actions are chosen by UCB1 on the round's result (+1 won, -1 lost, 0 tied, for the seat to
-move); the most visited action at the root is played.
+This is their single-observer ISMCTS (SO-ISMCTS): the tree's nodes are the information sets
+of the searching seat.  Each simulation samples a world consistent with what the seat knows
+(``worlds.sample_world``), walks down the tree choosing actions by UCB1, and plays the rest
+of the round out with ``GreedyPolicy`` for both seats; the round's result (+1 won, -1 lost,
+0 tied) is credited to every action on the path, from the point of view of the seat that
+chose it.  The seat's own decisions are keyed by its view (``information_key``); the
+opponent's decisions by the searching seat's view at that moment, since that is all it
+knows of them, and the opponent's candidate actions are those legal with the hand it holds
+in this world, so UCB1 counts, for each action, the visits in which it was available
+("availability", the paper's fix for actions that are legal in some worlds only).
+
+In a simultaneous decision the searching seat commits first in every simulation: the engine
+keeps a committed choice out of every view until both have committed, so the opponent's node
+(keyed by a view that does not show the commitment) cannot depend on it.  The most visited
+action at the root is played.
 
 Candidate actions: every duel value and every attack; one defence per distinct outcome (the
 cards kept and who wins the trick); and for the replace, the ``replace_ideas`` below.  The
@@ -43,29 +48,34 @@ _DEFENCE_LIMIT = 2000  # distinct defences enumerated per node (long jumbos have
 
 
 class _Node:
-    """One information set: its candidate actions and their visit counts and value sums."""
+    """One information set: per action its visits, value sum and availability count."""
 
-    __slots__ = ("actions", "visits", "values", "total", "untried")
+    __slots__ = ("stats",)
 
-    def __init__(self, actions: Sequence[Action], rng: random.Random) -> None:
-        self.actions = list(actions)
-        self.visits = [0] * len(self.actions)
-        self.values = [0.0] * len(self.actions)
-        self.total = 0
-        self.untried = list(range(len(self.actions)))
-        rng.shuffle(self.untried)
+    def __init__(self) -> None:
+        self.stats: dict[Action, list[float]] = {}  # action -> [visits, value, available]
 
-    def choose(self, uct: float) -> int:
-        """An untried action first, then UCB1."""
-        if self.untried:
-            return self.untried.pop()
-        log_total = math.log(self.total)
-        best, best_score = 0, -math.inf
-        for index, visits in enumerate(self.visits):
-            score = self.values[index] / visits + uct * math.sqrt(log_total / visits)
+    def choose(self, actions: Sequence[Action], uct: float, rng: random.Random) -> Action:
+        """An available action never tried first (at random), then UCB1 over availability."""
+        stats = self.stats
+        untried = [action for action in actions if action not in stats]
+        for action in actions:
+            if action in stats:
+                stats[action][2] += 1
+        if untried:
+            action = untried[int(rng.random() * len(untried))]
+            stats[action] = [0.0, 0.0, 1.0]
+            return action
+        best, best_score = actions[0], -math.inf
+        for action in actions:
+            visits, value, available = stats[action]
+            score = value / visits + uct * math.sqrt(math.log(available) / visits)
             if score > best_score:
-                best, best_score = index, score
+                best, best_score = action, score
         return best
+
+    def most_visited(self) -> Action:
+        return max(self.stats, key=lambda action: self.stats[action][0])
 
 
 class IsmctsPolicy:
@@ -87,45 +97,49 @@ class IsmctsPolicy:
         root_actions = candidates(view)
         if len(root_actions) == 1:
             return root_actions[0]
-        root = _Node(root_actions, self.rng)
+        root = _Node()
         tree: dict[tuple[object, ...], _Node] = {}
         for _ in range(self.iterations):
             world = sample_world(view, self.rng, whole_game=False)
-            self._simulate(world, root, view.seat, world.round, tree)
-        return root.actions[max(range(len(root.actions)), key=root.visits.__getitem__)]
+            self._simulate(world, root, root_actions, view.seat, tree)
+        return root.most_visited()
 
     def _simulate(
         self,
         game: Game,
         root: _Node,
+        root_actions: Sequence[Action],
         me: int,
-        round_number: int,
         tree: dict[tuple[object, ...], _Node],
     ) -> None:
         """One simulation from a world at the root's moment: every world starts in the root
         (the view's information set), whatever its round is numbered (see ``sample_world``)."""
-        index = root.choose(self.uct)
-        path: list[tuple[_Node, int, int]] = [(root, index, me)]
-        game.apply(me, root.actions[index])
+        round_number = game.round
+        action = root.choose(root_actions, self.uct, self.rng)
+        path: list[tuple[_Node, Action, int]] = [(root, action, me)]
+        game.apply(me, action)
         while game.outcome is None and game.round == round_number:
-            # In a simultaneous decision the searching seat commits first: the other seat's
-            # view does not show the commitment (see above), and the root stays the root.
             pending = game.pending
             seat = me if me in pending else min(pending)
-            view = build_view(game, seat)
-            key = information_key(view)
+            mine = build_view(game, me)
+            key = (seat == me, *information_key(mine))
             node = tree.get(key)
             if node is None:
-                tree[key] = _Node(candidates(view), self.rng)
-                break
-            index = node.choose(self.uct)
-            path.append((node, index, seat))
-            game.apply(seat, node.actions[index])
+                tree[key] = node = _Node()
+                expanded = True
+            else:
+                expanded = False
+            view = mine if seat == me else build_view(game, seat)
+            action = node.choose(candidates(view), self.uct, self.rng)
+            path.append((node, action, seat))
+            game.apply(seat, action)
+            if expanded:
+                break  # one new node per simulation, then the playout
         winner = _play_out_round(game, round_number)
-        for node, index, seat in path:
-            node.total += 1
-            node.visits[index] += 1
-            node.values[index] += 0.0 if winner is None else (1.0 if winner == seat else -1.0)
+        for node, action, seat in path:
+            entry = node.stats[action]
+            entry[0] += 1
+            entry[1] += 0.0 if winner is None else (1.0 if winner == seat else -1.0)
 
 
 def _play_out_round(game: Game, round_number: int) -> int | None:
