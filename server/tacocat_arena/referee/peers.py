@@ -36,6 +36,7 @@ class PeerCheck:
         self.tcp_port = tcp_port
         self.roots: dict[str, int] = {}  # identity -> pid of the process started for it
         self.sockets: dict[str, str] = {}  # Unix socket path -> identity
+        self._cut: set[int] = set()  # inodes of connections shut down (dead, if not closed yet)
 
     def expect(self, name: str, pid: int) -> None:
         """``name`` may connect from ``pid`` and its descendants (called at each start)."""
@@ -73,6 +74,9 @@ class PeerCheck:
         mine = 0
         for path, pid, sock in _unix_connections(set(self.sockets)):
             with sock:
+                inode = os.fstat(sock.fileno()).st_ino
+                if inode in self._cut:
+                    continue
                 owner = self.sockets[path]
                 tree = family if owner == name else set(descendants(self.roots.get(owner, -1)))
                 if pid in tree:
@@ -82,6 +86,7 @@ class PeerCheck:
                     foreign += 1
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)  # cut the intruder off
+                self._cut.add(inode)
         if foreign:
             return (
                 f"a process that is not {name!r}'s own connected to its socket (cut off); "

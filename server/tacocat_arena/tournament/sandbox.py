@@ -116,6 +116,7 @@ class PidsCgroup:
     def create(cls, name: str, limit: int) -> PidsCgroup | None:
         """A fresh cgroup limited to ``limit`` tasks, or None where none is writable."""
         for parent, version in _pids_parents():
+            _remove_stale(parent)
             path = parent / f"tacocat-{os.getpid()}-{name}"
             try:
                 path.mkdir(exist_ok=True)
@@ -150,6 +151,15 @@ class PidsCgroup:
                 return
             except OSError:
                 await asyncio.sleep(0.02)  # busy until the killed processes are reaped
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove the empty cgroups of runners that died without cleaning up (kill -9)."""
+    for path in parent.glob("tacocat-*-*"):
+        owner = path.name.split("-")[1]
+        if owner.isdigit() and not Path("/proc", owner).exists():
+            with contextlib.suppress(OSError):
+                path.rmdir()  # fails, harmlessly, while processes are still inside
 
 
 @functools.cache

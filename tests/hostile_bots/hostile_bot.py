@@ -1,0 +1,269 @@
+"""A bot that cheats, as a hostile author would, then plays (the SDK's defaults, first legal
+attack).  Run by ``tacocat-arena run`` as its own process; every finding is one line on
+stdout (its log), ``PROBE <what> <result>``, for the test to read.
+
+Modes (``--mode``, repeatable):
+
+  spy        look for other processes (/proc), read their environment for tokens and their
+             command lines for seeds, read the config, the store and the output folder in
+             the bot's folder, the organizer's home, write to its own folder, open TCP to
+             127.0.0.1:--probe-port and to a public address; with a token found, connect as
+             its owner over the referee's address (raw gRPC, from arena.proto)
+  predict    compute each game's deal from the seed --seed with the documented derivation
+             and compare with the hand it is dealt (HAND lines let the test re-derive)
+  remember   remember every game played by this process; say when a game is the twin of
+             one it played (its opponent then holds the hand it held)
+  orphan     leave a child running (its own session, double-forked), tagged --tag
+  forkbomb   in its --after-th decision fork until refused, then fail
+  hog        in its --after-th decision allocate until refused, then fail
+  kill9      in its --after-th decision SIGKILL itself
+  exit       in its --after-th decision exit with code 7
+  chatter    print --chatter-kib KiB of output at start (for the log cap)
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from tacocat_bot import Bot, run
+
+
+def probe(what: str, result: object) -> None:
+    print(f"PROBE {what} {result}", flush=True)
+
+
+def readable(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(4096)
+    except OSError as error:
+        return f"denied:{error.__class__.__name__}"
+    return f"read:{len(data)}"
+
+
+def spy(options: argparse.Namespace) -> None:
+    me = os.getpid()
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    others = []
+    for pid in pids:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline.split(b"\0")[0].endswith(b"bwrap"):
+            continue  # the sandbox's own init (pid 1 in it): bwrap, holding nothing
+        if pid != me and (b"tacocat" in cmdline or b"example_bots" in cmdline):
+            others.append(pid)
+    probe("processes-visible", len(pids))
+    probe("arena-processes-visible", len(others))
+    tokens = {}
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        env = dict(item.decode(errors="replace").partition("=")[::2] for item in environ)
+        name = env.get("TACOCAT_ARENA_BOT")
+        if name and env.get("TACOCAT_ARENA_TOKEN") and name != os.environ["TACOCAT_ARENA_BOT"]:
+            tokens[name] = env["TACOCAT_ARENA_TOKEN"]
+    probe("tokens-found", ",".join(sorted(tokens)) or "none")
+    seeds = 0
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            seeds += b"--seed" in Path(path).read_bytes()
+        except OSError:
+            pass
+    probe("cmdlines-with-seed", seeds)
+    probe("config", readable("tournament.toml"))
+    probe("store", readable("out/tournament.sqlite"))
+    probe("output-folder", "listed" if _listable("out") else "hidden")
+    try:
+        home = ",".join(sorted(os.listdir(os.path.expanduser("~root")))) or "empty"
+    except OSError:
+        home = "absent"
+    probe("home-entries", home)
+    probe("organizer-secret", os.environ.get("ORGANIZER_SECRET", "absent"))
+    probe("config-env", os.environ.get("LEVEL", "absent"))
+    try:
+        Path("written-by-bot.txt").write_text("x")
+        probe("write-own-folder", "written")
+    except OSError as error:
+        probe("write-own-folder", f"denied:{error.__class__.__name__}")
+    for host, port in (("127.0.0.1", options.probe_port), ("1.1.1.1", 53)):
+        try:
+            with socket.create_connection((host, port), timeout=2):
+                probe(f"tcp-{host}", "connected")
+        except OSError as error:
+            probe(f"tcp-{host}", f"refused:{error.__class__.__name__}")
+    for victim, token in sorted(tokens.items()):
+        probe(f"theft-{victim}", steal(victim, token))
+
+
+def _listable(path: str) -> bool:
+    try:
+        return bool(os.listdir(path))
+    except OSError:
+        return False
+
+
+def steal(victim: str, token: str) -> str:
+    """Open a session as ``victim`` with its token: the referee must refuse it."""
+    import grpc
+
+    from tacocat.v1 import arena_pb2 as pb
+    from tacocat.v1 import arena_pb2_grpc
+    from tacocat_arena.protocol.wire import PROTOCOL_VERSION
+
+    hello = pb.BotMessage(
+        hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=victim, token=token)
+    )
+    with grpc.insecure_channel(os.environ["TACOCAT_ARENA_ADDRESS"]) as channel:
+        stub = arena_pb2_grpc.ArenaStub(channel)
+        try:
+            for reply in stub.Play(iter([hello]), timeout=10):
+                if reply.WhichOneof("message") == "welcome":
+                    return "ACCEPTED"
+        except grpc.RpcError as error:
+            return f"{error.code().name}"
+    return "ended"
+
+
+class Hostile(Bot):
+    """Plays one game at a time (so it knows which game a decision belongs to)."""
+
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.options = options
+        self.decisions = 0
+        self.played: set[str] = set()
+        self.current = ""
+        self.seat = 0
+        self.first_view_done: set[str] = set()
+
+    def on_game_start(self, game_id: str, seat: int, opponent: str) -> None:
+        self.current, self.seat = game_id, seat
+        if "remember" in self.options.mode:
+            names, deal = game_id.rsplit("-", 1)
+            first, second = names.split("-")
+            twin = f"{second}-{first}-{deal}"  # same deal, seats swapped
+            probe("held-opponent-hand" if twin in self.played else "fresh-deal", game_id)
+            self.played.add(game_id)
+
+    def act(self, view):  # type: ignore[no-untyped-def]
+        if "predict" in self.options.mode and self.current not in self.first_view_done:
+            self.first_view_done.add(self.current)
+            hand = sorted(view.hand)
+            print(f"HAND {self.current} {self.seat} {','.join(map(str, hand))}", flush=True)
+            guesses = predicted(self.options.seed, self.current, self.seat)
+            probe("predicted" if hand in guesses else "mispredicted", self.current)
+        self.decisions += 1
+        if self.decisions == self.options.after:
+            self.misbehave()
+        return super().act(view)
+
+    def misbehave(self) -> None:
+        """Its attempt; an error ends the process with its traceback (as an uncaught one would
+        in a bot of its own: the SDK would otherwise play a default move and go on)."""
+        try:
+            self._misbehave()
+        except BaseException:
+            traceback.print_exc()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
+
+    def _misbehave(self) -> None:
+        mode = self.options.mode
+        if "forkbomb" in mode:
+            # The bomb goes off in a plain child (forking this gRPC-threaded process would
+            # hang in gRPC's fork handlers): it forks until refused, its children sleep.
+            bomb = (
+                "import os, time\n"
+                "n = 0\n"
+                "try:\n"
+                "    while n < 300:\n"  # bounded: stops by itself where nothing limits it
+                "        if os.fork() == 0:\n"
+                "            time.sleep(30); os._exit(0)\n"
+                "        n += 1\n"
+                "except OSError as error:\n"
+                "    print('PROBE fork-refused', n, error, flush=True)\n"
+                "print('PROBE forked', n, flush=True)\n"
+            )
+            subprocess.run([sys.executable, "-c", bomb], check=False)
+            for _ in range(100):  # and then threads of its own, until one is refused
+                threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+        if "hog" in mode:
+            hoard = []
+            try:
+                while len(hoard) < 256:  # 4 GiB at most
+                    hoard.append(bytearray(16 * 2**20))
+            finally:
+                probe("allocated-mib", 16 * len(hoard))
+        if "kill9" in mode:
+            os.kill(os.getpid(), 9)
+        if "exit" in mode:
+            sys.stdout.flush()
+            os._exit(7)
+
+    def attack(self, view):  # type: ignore[no-untyped-def]
+        return view.legal.attacks[0]
+
+
+def predicted(seed: int, game_id: str, seat: int) -> list[list[int]]:
+    """The documented derivation without the tournament's secret: what the config gives
+    (both orders of the pairing: the bot cannot tell which the plan used)."""
+    from tacocat_arena.engine import DEFAULT_RULESET, Game
+    from tacocat_arena.tournament.schedule import deal_seed
+
+    names, deal = game_id.rsplit("-", 1)
+    a, b = names.split("-")
+    index = int(deal[1:])
+    return [
+        sorted(Game(DEFAULT_RULESET, deal_seed(seed, pairing, index)).hands[seat])
+        for pairing in ((a, b), (b, a))
+    ]
+
+
+def orphan(tag: str) -> None:
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["/bin/sleep", "300", tag])
+        os._exit(0)
+    os.wait()
+    probe("orphan-left", tag)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", action="append", default=[])
+    parser.add_argument("--probe-port", type=int, default=9)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--after", type=int, default=0)
+    parser.add_argument("--tag", default="hostile")
+    parser.add_argument("--chatter-kib", type=int, default=0)
+    options = parser.parse_args()
+    if "chatter" in options.mode:
+        line = "chatter " + "x" * 90 + "\n"
+        for _ in range(options.chatter_kib * 1024 // len(line)):
+            sys.stdout.write(line)
+        print("LAST CHATTER LINE", flush=True)
+    if "spy" in options.mode:
+        spy(options)
+    if "orphan" in options.mode:
+        orphan(options.tag)
+    run(Hostile(options), max_concurrent_games=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""Bots that try to cheat, as real processes in real tournaments (``tacocat-arena run``).
+
+Each hostile bot (tests/hostile_bots/hostile_bot.py) makes its attempt and writes what it
+found to its log, then plays; the tests check that every attempt failed or was contained,
+that the tournament completed, that the honest bot's games were unaffected and that each
+forfeit names the right reason.  One tournament runs in the bubblewrap sandbox (skipped, with
+the reason, where bwrap cannot run), one without it (the peer-credential check, the secret
+deals, crashes and exit codes, the log cap).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tacocat_arena.engine import DEFAULT_RULESET, Game
+from tacocat_arena.tournament import sandbox
+from tacocat_arena.tournament.config import load_config
+from tacocat_arena.tournament.schedule import plan_for
+
+HOSTILE = Path(__file__).parent / "hostile_bots" / "hostile_bot.py"
+FINISHED = {"goal", "round_cap"}
+
+needs_bwrap = pytest.mark.skipif(
+    sandbox.bwrap_path() is None,
+    reason="bubblewrap (bwrap) is not installed or cannot create namespaces here "
+    "(apt-get install bubblewrap)",
+)
+
+
+def bot_entry(name: str, command: str, extra: str = "") -> str:
+    return f'\n[[bots]]\nname = "{name}"\ncommand = "{command}"\n{extra}'
+
+
+def run_tournament(folder: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    shutil.copy(HOSTILE, folder / "hostile_bot.py")
+    (folder / "tournament.toml").write_text(text)
+    env = dict(os.environ, COLUMNS="300", ORGANIZER_SECRET="the-organizers-own")
+    argv = [sys.executable, "-m", "tacocat_arena.cli", "run", "tournament.toml", "--quiet"]
+    return subprocess.run(
+        [*argv, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def probes(log: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("PROBE "):
+            _, what, result = line.split(" ", 2)
+            found.setdefault(what, []).append(result)
+    return found
+
+
+def games(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "games.jsonl").open()]
+
+
+def processes_tagged(tag: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if tag.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def assert_no_process_left(tag: str) -> None:
+    deadline = time.monotonic() + 10
+    while (left := processes_tagged(tag)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == [], f"processes tagged {tag} outlived the tournament"
+
+
+def assert_victim_unaffected(played: list[dict], victim: str, opponents: set[str]) -> None:
+    """The honest bot played each of these opponents' games to a normal end."""
+    against = [g for g in played if victim in g["seats"] and set(g["seats"]) & opponents]
+    assert against
+    for game in against:
+        assert game["reason"] in FINISHED, (game["id"], game["reason"], game["detail"])
+
+
+def deals_as_logged(log: Path) -> dict[tuple[str, int], list[int]]:
+    hands = {}
+    for line in log.read_text().splitlines():
+        if line.startswith("HAND "):
+            _, game_id, seat, cards = line.split(" ")
+            hands[(game_id, int(seat))] = [int(c) for c in cards.split(",")]
+    return hands
+
+
+def check_deals_need_the_secret(folder: Path, out: Path, log: Path) -> None:
+    """The config seed predicted no hand; the published secret re-derives every one."""
+    found = probes(log)
+    assert "predicted" not in found and len(found["mispredicted"]) >= 2
+    secret = json.loads((out / "results.json").read_text())["metadata"]["deal_secret"]
+    config = load_config(folder / "tournament.toml", {}, [])
+    seeds = {game.game_id: game.seed for game in plan_for(config, secret)}
+    hands = deals_as_logged(log)
+    assert len(hands) == len(found["mispredicted"])
+    for (game_id, seat), hand in hands.items():
+        assert sorted(Game(DEFAULT_RULESET, seeds[game_id]).hands[seat]) == hand, game_id
+
+
+# -- in the sandbox -----------------------------------------------------------------------------
+@needs_bwrap
+@pytest.mark.slow
+def test_hostile_bots_in_the_sandbox_are_contained(tmp_path: Path) -> None:
+    tag = f"tacocat-orphan-{uuid.uuid4().hex}"
+    listener = socket.create_server(("127.0.0.1", 0))  # the host's loopback: unreachable
+    port = listener.getsockname()[1]
+    hostile = "python hostile_bot.py --mode"
+    text = (
+        "games = 4\nseed = 1\nconcurrency = 2\nmove_timeout = 10.0\nmax_restarts = 0\n"
+        'format = "gauntlet"\nconnect_timeout = 60\nsandbox = "bwrap"\nout = "out"\n'
+        + bot_entry("victim", "builtin:greedy")
+        + bot_entry("spy", f"{hostile} spy --probe-port {port}", 'env = { LEVEL = "3" }\n')
+        + bot_entry("predict", f"{hostile} predict --seed 1")
+        + bot_entry("remember", f"{hostile} remember")
+        + bot_entry("orphan", f"{hostile} orphan --tag {tag}")
+        + bot_entry("forkbomb", f"{hostile} forkbomb --after 3", "limits = { processes = 32 }\n")
+        + bot_entry("hog", f"{hostile} hog --after 3", "limits = { memory_mib = 160 }\n")
+    )
+    try:
+        done = run_tournament(tmp_path, text, "--seed", "1")
+    finally:
+        listener.close()
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    logs = out / "logs"
+    played = games(out)
+    assert len(played) == 6 * 4  # the gauntlet completed: every game recorded
+    assert "Sandbox: bwrap for victim, spy, predict" in done.stdout
+    assert "memory 1024 MiB (RLIMIT_DATA)" in done.stdout
+
+    # The spy saw no other process, no token, no seed, no config, store, output or home, no
+    # variable of the organizer's (only the config's), and could not write or connect out.
+    for name in ("spy", "spy~B"):
+        found = probes(logs / f"{name}.log")
+        assert found["arena-processes-visible"] == ["0"], found
+        assert int(found["processes-visible"][0]) <= 3  # its own, and bwrap's init
+        assert found["tokens-found"] == ["none"]
+        assert found["cmdlines-with-seed"] == ["0"]
+        assert found["config"][0] in ("read:0",) or found["config"][0].startswith("denied")
+        assert found["store"][0].startswith("denied")
+        assert found["output-folder"] == ["hidden"]
+        home = Path(os.path.expanduser("~root"))
+        allowed = {
+            path.relative_to(home).parts[0] for path in sandbox.code_paths() if home in path.parents
+        }
+        entries = found["home-entries"][0]
+        assert entries in ("absent", "empty") or set(entries.split(",")) <= allowed, entries
+        assert found["organizer-secret"] == ["absent"]
+        assert found["config-env"] == ["3"]  # what the config passes does arrive
+        assert found["write-own-folder"][0].startswith("denied")
+        assert found["tcp-127.0.0.1"][0].startswith("refused")
+        assert found["tcp-1.1.1.1"][0].startswith("refused")
+    assert not (tmp_path / "written-by-bot.txt").exists()
+
+    # Twins: no process ever played a deal it had seen from the other seat.
+    remembered = [probes(logs / f"{n}.log") for n in ("remember", "remember~B")]
+    assert all("held-opponent-hand" not in found for found in remembered)
+    assert sum(len(found.get("fresh-deal", [])) for found in remembered) == 4
+
+    check_deals_need_the_secret(tmp_path, out, logs / "predict.log")
+
+    # The fork bomb and the memory hog crash into their limits, and lose by crash with the
+    # limit named; past max_restarts their remaining games are unplayed forfeits.
+    for name, limit in (("forkbomb", "process limit 32"), ("hog", "memory limit 160 MiB")):
+        theirs = [g for g in played if name in g["seats"]]
+        crashed = [g for g in theirs if g["reason"] == "crash"]
+        assert len(crashed) == 4, [(g["id"], g["reason"], g["detail"]) for g in theirs]
+        assert all(g["seats"][g["winner"]] == "victim" for g in crashed)
+        in_game = [g for g in crashed if g["rounds"] >= 1]
+        assert len(in_game) == 2
+        assert all(limit in g["detail"] for g in in_game), [g["detail"] for g in in_game]
+        if name == "forkbomb" and sandbox.process_limit_kind() == "":
+            continue
+        forked = probes(logs / f"{name}.log")
+        assert forked, f"{name} never reached its attempt"
+    assert "4 games went unplayed" in done.stdout
+    assert_victim_unaffected(played, "victim", {"spy", "predict", "remember", "orphan"})
+    assert_no_process_left(tag)  # the orphan went with its sandbox
+
+
+# -- without the sandbox ------------------------------------------------------------------------
+@pytest.mark.slow
+def test_hostile_bots_without_the_sandbox(tmp_path: Path) -> None:
+    hostile = "python hostile_bot.py --mode"
+    tag = f"tacocat-nosandbox-{uuid.uuid4().hex}"
+    text = (
+        "games = 2\nseed = 1\nconcurrency = 2\nmove_timeout = 10.0\nmax_restarts = 1\n"
+        'format = "gauntlet"\nsandbox = "none"\ntwins = false\nlog_limit_kib = 16\n'
+        'out = "out"\n'
+        + bot_entry("victim", f"python -m example_bots.greedy_bot {tag}")
+        + bot_entry("thief", f"{hostile} spy --tag {tag}")
+        + bot_entry("predict", f"{hostile} predict --seed 1 --tag {tag}")
+        + bot_entry("remember", f"{hostile} remember --tag {tag}")
+        + bot_entry("killed", f"{hostile} kill9 --after 3 --tag {tag}")
+        + bot_entry("quitter", f"{hostile} exit --after 3 --tag {tag}")
+        + bot_entry("chatty", f"{hostile} chatter --chatter-kib 64 --tag {tag}")
+    )
+    done = run_tournament(tmp_path, text, "--seed", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    logs = out / "logs"
+    played = games(out)
+    assert len(played) == 6 * 2
+    assert "Sandbox: none for victim" in done.stdout
+
+    # Without a sandbox the thief reads the victim's token, the runner's command line and
+    # the config; the referee still refuses a session from a process that is not the
+    # victim's own, so the token buys nothing.
+    found = probes(logs / "thief.log")
+    assert "victim" in found["tokens-found"][0].split(",")
+    assert int(found["cmdlines-with-seed"][0]) >= 1
+    assert found["config"][0].startswith("read:")
+    assert found["theft-victim"] == ["PERMISSION_DENIED"]
+    assert_victim_unaffected(played, "victim", {"thief", "predict", "remember", "chatty"})
+    forfeits = [g for g in played if g["reason"] not in FINISHED]
+    assert all(g["seats"][g["winner"]] == "victim" for g in forfeits)  # it lost none
+
+    # The config seed alone predicts no deal: the secret is mixed in.
+    check_deals_need_the_secret(tmp_path, out, logs / "predict.log")
+
+    # Without twins one process plays both games of a deal: the control for the twin test.
+    remembered = probes(logs / "remember.log")
+    assert remembered["held-opponent-hand"] and remembered["fresh-deal"]
+
+    # kill -9 is a crash (never a disconnect), and an exit code is in the log and summary.
+    ends = (("killed", "killed by signal 9 (SIGKILL)"), ("quitter", "exited with code 7"))
+    for name, how in ends:
+        theirs = [g for g in played if name in g["seats"]]
+        assert [g["reason"] for g in theirs] == ["crash", "crash"], [g["detail"] for g in theirs]
+        assert all(how in g["detail"] for g in theirs)
+        assert Counter(re.findall(r"--- (.*)\n", (logs / f"{name}.log").read_text()))[how] == 2
+        assert f"bot {name}: {how}; {how}" in done.stdout
+
+    # The log cap: the oldest output dropped, a marker in its place, the newest kept.
+    chatty = (logs / "chatty.log").read_text()
+    assert len(chatty.encode()) <= 16 * 1024 + 200
+    assert "bytes of older output dropped" in chatty and "(log_limit_kib)" in chatty
+    assert "LAST CHATTER LINE" in chatty and "--- exited with code 0" in chatty
+    assert_no_process_left(tag)

@@ -1,0 +1,299 @@
+"""The pieces that keep bots honest, one at a time: the peer check on real sockets, the
+bwrap command line, limits, the capped log, exit descriptions, per-bot options, the deal
+secret.  (tests/test_hostile_bots.py runs them together against hostile bots.)"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tacocat_arena.referee.peers import PeerCheck, descendants
+from tacocat_arena.tournament import sandbox
+from tacocat_arena.tournament.bots import CappedLog, describe_exit
+from tacocat_arena.tournament.config import ConfigError, load_config
+from tacocat_arena.tournament.sandbox import Limits, SandboxMode
+from tacocat_arena.tournament.schedule import round_robin
+from tacocat_arena.tournament.storage import TournamentStore
+
+linux_only = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
+
+
+# -- the peer check ---------------------------------------------------------------------------
+@linux_only
+def test_a_tcp_session_is_accepted_only_from_the_bots_own_process_tree() -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(server.getsockname())
+    accepted, _ = server.accept()
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        check = PeerCheck(tcp_port=server.getsockname()[1])
+        peer = f"ipv4:127.0.0.1:{client.getsockname()[1]}"
+        check.expect("me", os.getpid())  # the client end is held by this process
+        assert check("me", peer) is None
+        check.expect("me", stranger.pid)  # ... which is not the process started for "me"
+        refused = check("me", peer)
+        assert refused is not None and "does not come from the process" in refused
+        assert check("unknown-to-the-runner", peer) is None  # serve's bots: tokens decide
+        assert check("me", "ipv4:10.1.2.3:4000") is not None  # not loopback: no process
+    finally:
+        stranger.kill()
+        stranger.wait()
+        for sock in (client, accepted, server):
+            sock.close()
+
+
+@linux_only
+def test_a_unix_socket_intruder_is_cut_off_and_its_session_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bot.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen()
+    connect = (
+        "import socket, time; s = socket.socket(socket.AF_UNIX); "
+        f"s.connect({str(path)!r}); time.sleep(30)"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", connect])
+    intruder = subprocess.Popen([sys.executable, "-c", connect])
+    try:
+        first, _ = listener.accept()
+        second, _ = listener.accept()
+        check = PeerCheck()
+        check.listen("bot", path)
+        check.expect("bot", owner.pid)
+        refused = check("bot", "unix:")
+        assert refused is not None and "cut off" in refused
+        # The intruder's connection was shut down; the owner's is intact.
+        for conn in (first, second):
+            conn.setblocking(False)
+        ends = []
+        for conn in (first, second):
+            try:
+                ends.append(conn.recv(1))
+            except BlockingIOError:
+                ends.append(None)
+        assert sorted(ends, key=repr) == sorted([b"", None], key=repr)
+        assert check("bot", "unix:") is None  # only the owner is left
+    finally:
+        for process in (owner, intruder):
+            process.kill()
+            process.wait()
+        listener.close()
+
+
+@linux_only
+def test_descendants_include_children_of_children() -> None:
+    child = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & wait"])
+    try:
+        deadline = time.monotonic() + 5
+        while len(descendants(child.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert child.pid in descendants(os.getpid())
+        assert len(descendants(child.pid)) == 2
+    finally:
+        child.kill()
+        child.wait()
+
+
+# -- the sandbox's command line and limits ----------------------------------------------------
+def test_bwrap_hides_the_config_the_output_and_other_bots(tmp_path: Path) -> None:
+    (tmp_path / "tournament.toml").write_text("seed = 1\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "other").mkdir()
+    argv = sandbox.bwrap_argv(
+        ["python", "bot.py"],
+        bwrap="bwrap",
+        bot_dir=tmp_path,
+        writable_dir=False,
+        socket=tmp_path / "s.sock",
+        hide=[tmp_path / "tournament.toml", tmp_path / "out", tmp_path / "other", Path("/x/y")],
+    )
+    pairs = list(zip(argv, argv[1:], argv[2:], strict=False))
+    assert ("--ro-bind", str(tmp_path), str(tmp_path)) in pairs
+    assert ("--ro-bind", "/dev/null", str(tmp_path / "tournament.toml")) in pairs
+    assert ("--tmpfs", str(tmp_path / "out")) in list(zip(argv, argv[1:], strict=False))
+    assert ("--tmpfs", str(tmp_path / "other")) in list(zip(argv, argv[1:], strict=False))
+    assert "/x/y" not in argv  # not mounted in the first place
+    assert ("--bind", str(tmp_path / "s.sock"), sandbox.SOCKET_IN_SANDBOX) in pairs
+    for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--disable-userns"):
+        assert flag in argv
+    assert ("--cap-drop", "ALL") in list(zip(argv, argv[1:], strict=False))
+    assert argv[-3:] == ["--", "python", "bot.py"]
+    home = Path.home()
+    mounted = [Path(a) for a in argv if a.startswith("/")]
+    assert home not in mounted  # at most the code under it, never the home itself
+    writable = sandbox.bwrap_argv(
+        ["b"], bwrap="bwrap", bot_dir=tmp_path, writable_dir=True, socket=tmp_path, hide=[]
+    )
+    assert ("--bind", str(tmp_path), str(tmp_path)) in list(
+        zip(writable, writable[1:], writable[2:], strict=False)
+    )
+
+
+def test_a_sandboxed_bot_gets_only_the_base_env_the_sdk_settings_and_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "organizer's")
+    monkeypatch.setenv("TACOCAT_BOT_STRICT", "1")
+    env = sandbox.bot_env({"LEVEL": "3"}, {"TACOCAT_ARENA_TOKEN": "t"})
+    assert "AWS_SECRET_ACCESS_KEY" not in env
+    assert env["TACOCAT_BOT_STRICT"] == "1" and env["LEVEL"] == "3"
+    assert env["TACOCAT_ARENA_TOKEN"] == "t" and env["HOME"] == "/tmp"
+
+
+def test_the_launcher_sets_the_limits_and_a_pids_cgroup_when_there_is_one(tmp_path: Path) -> None:
+    if sandbox.launcher_missing():
+        pytest.skip(f"{sandbox.launcher_missing()} (util-linux) is not installed")
+    limits = Limits(memory_mib=64, processes=8, open_files=32)
+    plain = sandbox.launcher(limits, None)
+    assert "--pdeathsig" in plain and f"--data={64 * 2**20}:{64 * 2**20}" in plain
+    assert "--nofile=32:32" in plain and "--nproc=8:8" in plain
+    script = (
+        "import resource as r; "
+        "print(r.getrlimit(r.RLIMIT_DATA)[0], r.getrlimit(r.RLIMIT_NOFILE)[0])"
+    )
+    done = subprocess.run([*plain, sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.split() == [str(64 * 2**20), "32"]
+    cgroup = sandbox.PidsCgroup(tmp_path, 2)
+    wrapped = sandbox.launcher(limits, cgroup)
+    assert wrapped[:2] == ["/bin/sh", "-c"] and str(tmp_path / "cgroup.procs") in wrapped
+    assert not any(a.startswith("--nproc") for a in wrapped)  # the cgroup counts instead
+
+
+@pytest.mark.parametrize(
+    ("tail", "reason"),
+    [
+        ("Traceback ...\nMemoryError\n", "memory limit 100 MiB"),
+        (
+            "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+            "memory limit 100 MiB",
+        ),
+        ("OSError: [Errno 24] Too many open files", "open-file limit 20"),
+        ("BlockingIOError: [Errno 11] Resource temporarily unavailable", "process limit 9"),
+        ("ValueError: my own bug", ""),
+    ],
+)
+def test_a_crash_names_the_limit_it_ran_into(tail: str, reason: str) -> None:
+    limits = Limits(memory_mib=100, processes=9, open_files=20)
+    assert sandbox.limit_reason(limits, tail, None) == reason
+
+
+def test_limits_are_checked() -> None:
+    with pytest.raises(ValueError, match="memory_mib must be an integer >= 32"):
+        Limits(memory_mib=8)
+
+
+def test_auto_without_bwrap_warns_what_is_unprotected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    warnings: list[str] = []
+    assert sandbox.resolve_mode(SandboxMode.AUTO, warn=warnings.append) is SandboxMode.NONE
+    assert "unsandboxed" in warnings[0] and "apt-get install bubblewrap" in warnings[0]
+    with pytest.raises(sandbox.SandboxError, match="bubblewrap is not installed"):
+        sandbox.resolve_mode(SandboxMode.BWRAP)
+    assert sandbox.resolve_mode(SandboxMode.NONE) is SandboxMode.NONE
+
+
+# -- logs and exits -----------------------------------------------------------------------------
+def test_the_log_keeps_its_newest_part_within_the_cap(tmp_path: Path) -> None:
+    log = CappedLog(tmp_path / "bot.log", limit=4096)
+    for index in range(500):
+        log.write(f"line {index:04d} {'x' * 40}\n".encode())
+    text = (tmp_path / "bot.log").read_text()
+    assert len(text.encode()) <= 4096
+    assert text.startswith("--- [") and "bytes of older output dropped" in text
+    assert text.rstrip().endswith("line 0499 " + "x" * 40)
+    assert "line 0000" not in text
+    assert log.size == len(text.encode())
+
+
+@pytest.mark.parametrize(
+    ("code", "sandboxed", "words"),
+    [
+        (0, False, "exited with code 0"),
+        (7, False, "exited with code 7"),
+        (-9, False, "killed by signal 9 (SIGKILL)"),
+        (137, True, "killed by signal 9 (SIGKILL)"),  # bwrap reports 128 + N
+        (137, False, "exited with code 137"),
+    ],
+)
+def test_how_a_process_ended_in_words(code: int, sandboxed: bool, words: str) -> None:
+    assert describe_exit(code, sandboxed=sandboxed) == words
+
+
+# -- per-bot options ----------------------------------------------------------------------------
+def test_per_bot_options_load_from_the_config(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    config_file = tmp_path / "tournament.toml"
+    config_file.write_text(
+        'sandbox = "none"\n[limits]\nmemory_mib = 256\n'
+        '[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        '[[bots]]\nname = "b"\ncommand = "python bot.py"\ndir = "mine"\n'
+        'env = { LEVEL = "3" }\nargs = ["--fast"]\nsandbox = "bwrap"\nwritable_dir = true\n'
+        "limits = { processes = 10 }\n"
+    )
+    config = load_config(config_file, {}, [])
+    a, b = config.bots
+    assert config.sandbox is SandboxMode.NONE and config.limits.memory_mib == 256
+    assert a.dir is None and a.sandbox is None and a.limits is None
+    assert b.dir == (tmp_path / "mine").resolve() and b.env == (("LEVEL", "3"),)
+    assert b.argv() == ["python", "bot.py", "--fast"] and b.writable_dir
+    assert b.sandbox is SandboxMode.BWRAP
+    assert b.limits == Limits(memory_mib=256, processes=10)  # the tournament's, then its own
+    assert config.config_file == config_file.resolve()
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('dir = "nowhere"', "dir"),
+        ("env = { LEVEL = 3 }", "env must be a table of strings"),
+        ('args = "--fast"', "args must be a list of strings"),
+        ('sandbox = "docker"', "sandbox 'docker' must be 'auto', 'bwrap' or 'none'"),
+        ("limits = { memory_mib = 1 }", "memory_mib must be an integer >= 32"),
+        ("limits = { cpu = 1 }", "unknown limit 'cpu'"),
+    ],
+)
+def test_bad_per_bot_options_name_the_bot_and_the_key(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    config_file = tmp_path / "tournament.toml"
+    config_file.write_text(
+        '[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        f'[[bots]]\nname = "b"\ncommand = "builtin:greedy"\n{entry}\n'
+    )
+    with pytest.raises(ConfigError, match="'b'") as error:
+        load_config(config_file, {}, [])
+    assert message in str(error.value)
+
+
+# -- the deal secret ----------------------------------------------------------------------------
+def test_the_deal_secret_is_drawn_once_and_kept_for_resume(tmp_path: Path) -> None:
+    store = TournamentStore(tmp_path)
+    store.claim("fp1", resume=False)
+    secret = store.deal_secret()
+    assert len(secret) == 32 and store.deal_secret() == secret
+    store.close()
+    again = TournamentStore(tmp_path)
+    again.claim("fp1", resume=True)
+    assert again.deal_secret() == secret  # --resume deals the same cards
+    again.claim("fp2", resume=False)  # an empty store taken over by another tournament
+    assert again.deal_secret() != secret
+    again.close()
+
+
+def test_the_secret_changes_every_deal_and_only_the_deals() -> None:
+    bots = ["a", "b", "c"]
+    plain = round_robin(bots, 4, 7)
+    secret = round_robin(bots, 4, 7, "0123456789abcdef0123456789abcdef")
+    other = round_robin(bots, 4, 7, "fedcba9876543210fedcba9876543210")
+    assert [(g.game_id, g.seats, g.twin) for g in plain] == [
+        (g.game_id, g.seats, g.twin) for g in secret
+    ]
+    assert {g.seed for g in plain}.isdisjoint(g.seed for g in secret)
+    assert {g.seed for g in secret}.isdisjoint(g.seed for g in other)
+    assert [g.twin for g in secret[:4]] == [False, True, False, True]
