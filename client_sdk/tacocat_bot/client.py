@@ -86,7 +86,9 @@ def run(
     """Connect ``bot`` to a referee and play until the session ends.
 
     Address, token and name default to TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and
-    TACOCAT_ARENA_BOT (then to 127.0.0.1:50051, no token and ``bot.name``).
+    TACOCAT_ARENA_BOT (then to 127.0.0.1:50051, no token and ``bot.name``).  An address is
+    ``HOST:PORT`` or, as in the arena's sandbox, a Unix socket ``unix:/PATH`` (gRPC's own
+    address syntax, passed through as it is).
 
     An exception in a decision method is reported on stderr (the first of each game with
     its traceback) and the SDK plays a default legal action instead, so one bug does not

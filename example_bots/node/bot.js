@@ -7,6 +7,9 @@
 //   TACOCAT_ARENA_ADDRESS=127.0.0.1:50051 TACOCAT_ARENA_BOT=mybot TACOCAT_ARENA_TOKEN=secret \
 //     node bot.js
 //
+// TACOCAT_ARENA_ADDRESS is HOST:PORT or a Unix socket, unix:/PATH (what the arena's sandbox
+// gives a bot: its only way out); @grpc/grpc-js takes both forms as they are.
+//
 // The protocol (handshake, ordering, timing, errors) is documented in arena.proto and in
 // docs/protocol.md. Exit status: 0 when the referee ends the session, 1 on any gRPC error.
 'use strict';

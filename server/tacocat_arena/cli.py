@@ -322,6 +322,34 @@ def bench_search_command(games: int, budget: int, seed: int) -> None:
         click.echo("load average: " + ", ".join(f"{x:.2f}" for x in figures.load_average))
 
 
+@bench.command("sandbox")
+@click.option("--games", "-n", default=20, show_default=True, help="Games per measurement (even).")
+@click.option("--repeats", default=2, show_default=True, help="Alternating runs of each mode.")
+def bench_sandbox_command(games: int, repeats: int) -> None:
+    """Bot start-up time and decisions/s without the sandbox and in bwrap, alternately in
+    one run (two random bots, one game at a time); prints the ratio."""
+    from tacocat_arena.bench.sandbox import bench_sandbox
+
+    if games < 4 or games % 2 or repeats < 1:
+        raise click.UsageError("--games must be even and >= 4, --repeats >= 1")
+    figures = bench_sandbox(games, repeats, progress=lambda line: click.echo(line, err=True))
+    for mode in (figures.none, figures.bwrap):
+        if mode is None:
+            click.echo("bwrap: not available here (install bubblewrap)")
+            continue
+        click.echo(
+            f"{mode.mode:>5}: start-up {mode.startup_ms:6.0f} ms per bot process, "
+            f"{mode.decisions_per_s:8,.0f} decisions/s"
+        )
+    if figures.rate_ratio is not None and figures.bwrap is not None:
+        extra = figures.bwrap.startup_ms - figures.none.startup_ms
+        click.echo(
+            f"bwrap/none decisions/s = {figures.rate_ratio:.2f}; start-up +{extra:.0f} ms per "
+            "process (twins start two processes per bot)"
+        )
+    click.echo(f"(best of {repeats} alternating runs of {games} games each)")
+
+
 @bench.command("duplicate")
 @click.option("--pairs", default=4000, show_default=True, help="Game pairs per method (>= 2).")
 @click.option("--seed", default=1, show_default=True, help="Seed of the measurement.")

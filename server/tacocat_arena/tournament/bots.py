@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,6 +123,9 @@ class BotProcess:
         self.exits: list[str] = []
         #: The ends the runner did not cause: a crash, or an exit with an error code.
         self.crashes: list[str] = []
+        #: Seconds from each start to the bot's session being open (start-up cost).
+        self.startup_s: list[float] = []
+        self._started_at = 0.0
         self._pump: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
@@ -163,6 +167,10 @@ class BotProcess:
         bwrap = sandbox.bwrap_path()
         assert bwrap is not None, "resolve_mode() checked that bwrap works"
         arena["TACOCAT_ARENA_ADDRESS"] = f"unix:{sandbox.SOCKET_IN_SANDBOX}"
+        # A program named by its absolute path (a compiled bot built elsewhere) is mounted
+        # read-only where it is, alone: the folder it lies in stays out of sight.
+        program = Path(argv[0])
+        extra = [program] if program.is_absolute() and program.is_file() else []
         command = sandbox.bwrap_argv(
             argv,
             bwrap=bwrap,
@@ -170,6 +178,7 @@ class BotProcess:
             writable_dir=self.spec.writable_dir,
             socket=launch.socket_path,
             hide=launch.hide,
+            extra_code=extra,
         )
         return command, sandbox.bot_env(dict(self.spec.env), arena), None
 
@@ -179,6 +188,7 @@ class BotProcess:
         self.log.write(f"--- start #{self.starts + 1}: {self.argv()}\n".encode())
         self.cgroup = PidsCgroup.create(self.name.replace("~", "-"), self.launch.limits.processes)
         self._stopping = self._killed = False
+        self._started_at = time.perf_counter()
         try:
             prefix = sandbox.launcher(self.launch.limits, self.cgroup)
         except sandbox.SandboxError as error:
@@ -251,6 +261,7 @@ class BotProcess:
                 if not task.done():
                     task.cancel()
         if connected in done and connected.exception() is None:
+            self.startup_s.append(time.perf_counter() - self._started_at)
             return
         if exited in done:
             why = f"{await self.ended(3.0) or 'exited'} before connecting"

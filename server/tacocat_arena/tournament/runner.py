@@ -51,6 +51,8 @@ class TournamentRun:
     played: int
     unplayed: int = 0
     exits: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Seconds each started process took to connect (identity -> one per start).
+    startup_s: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 def identities(bot: BotSpec, twins: bool) -> tuple[str, ...]:
@@ -225,7 +227,12 @@ async def run_tournament(
         for ident, process in processes.items()
         if isinstance(process, BotProcess) and process.crashes
     }
-    return TournamentRun(len(plan), len(plan) - len(todo), played, unplayed, exits)
+    startup = {
+        ident: tuple(process.startup_s)
+        for ident, process in processes.items()
+        if isinstance(process, BotProcess)
+    }
+    return TournamentRun(len(plan), len(plan) - len(todo), played, unplayed, exits, startup)
 
 
 def _private_paths(config: TournamentConfig) -> list[Path]:

@@ -329,7 +329,7 @@ def bwrap_argv(
             argv += ["--ro-bind", str(path), str(path)]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     mounted = [p for p in code_paths() if not _under(p, ("/usr", "/etc", "/opt"))]
-    mounted += [p.resolve() for p in extra_code]
+    mounted += [p.resolve() for p in extra_code if not _under(p.resolve(), ("/usr",))]
     bot_dir = bot_dir.resolve()
     for path in mounted:
         if path != bot_dir:

@@ -1,0 +1,101 @@
+"""What the sandbox costs: bot start-up time and decisions/s, with and without bwrap.
+
+Each measurement is a real tournament (``run_tournament``): two random bots, one game at a
+time, run unsandboxed and in bwrap alternately, ``repeats`` times; the best of each mode
+counts, so the ratio compares the two modes under the same load.  Start-up is the time
+from launching a bot process to its session being open (the runner's ``wait_connected``),
+per process; twins double the processes a tournament starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.tournament.runner import run_tournament
+from tacocat_arena.tournament.sandbox import SandboxMode, bwrap_path
+from tacocat_arena.tournament.storage import TournamentStore
+from tacocat_arena.tournament.tables import GameResult
+
+
+@dataclass(frozen=True)
+class ModeFigures:
+    """One mode's best figures over the repeats."""
+
+    mode: SandboxMode
+    startup_ms: float  # median start-to-connected time of one bot process
+    decisions_per_s: float  # decisions over the wall time of the games after the first
+
+
+@dataclass(frozen=True)
+class SandboxFigures:
+    """Both modes, measured alternately in one run."""
+
+    none: ModeFigures
+    bwrap: ModeFigures | None  # None where bwrap cannot run
+
+    @property
+    def rate_ratio(self) -> float | None:
+        """Decisions/s in bwrap over decisions/s without it."""
+        if self.bwrap is None:
+            return None
+        return self.bwrap.decisions_per_s / self.none.decisions_per_s
+
+
+def bench_sandbox(
+    games: int, repeats: int, *, progress: Callable[[str], None] = lambda text: None
+) -> SandboxFigures:
+    """Measure both modes ``repeats`` times each, alternating; see the module docstring."""
+    modes = [SandboxMode.NONE] + ([SandboxMode.BWRAP] if bwrap_path() else [])
+    best: dict[SandboxMode, ModeFigures] = {}
+    for index in range(repeats):
+        for mode in modes:
+            figures = asyncio.run(_measure(mode, games))
+            progress(
+                f"run {index + 1}/{repeats} {mode}: start-up {figures.startup_ms:.0f} ms, "
+                f"{figures.decisions_per_s:,.0f} decisions/s"
+            )
+            old = best.get(mode)
+            if old is None:
+                best[mode] = figures
+            else:
+                best[mode] = ModeFigures(
+                    mode,
+                    min(old.startup_ms, figures.startup_ms),
+                    max(old.decisions_per_s, figures.decisions_per_s),
+                )
+    return SandboxFigures(best[SandboxMode.NONE], best.get(SandboxMode.BWRAP))
+
+
+async def _measure(mode: SandboxMode, games: int) -> ModeFigures:
+    finished: list[tuple[float, int]] = []
+
+    def on_game(result: GameResult, done: int, total: int) -> None:
+        finished.append((time.perf_counter(), sum(result.decisions)))
+
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-") as folder:
+        config = TournamentConfig(
+            bots=(BotSpec("a", "builtin:random"), BotSpec("b", "builtin:random")),
+            games_per_pairing=games,
+            concurrency=1,
+            move_timeout_s=10.0,
+            out=Path(folder) / "out",
+            base_dir=Path(folder),
+            sandbox=mode,
+        )
+        store = TournamentStore(config.out)
+        store.claim(config.fingerprint(), resume=False)
+        try:
+            run = await run_tournament(config, store, on_game=on_game)
+        finally:
+            store.close()
+    startups = [seconds for times in run.startup_s.values() for seconds in times]
+    span = finished[-1][0] - finished[0][0]
+    decisions = sum(count for _, count in finished[1:])
+    return ModeFigures(mode, statistics.median(startups) * 1000, decisions / span)
