@@ -215,12 +215,16 @@ def test_hostile_bots_without_the_sandbox(tmp_path: Path) -> None:
         + bot_entry("quitter", f"{hostile} exit --after 3 --tag {tag}")
         + bot_entry("chatty", f"{hostile} chatter --chatter-kib 64 --tag {tag}")
     )
+    # Without bwrap a child that leaves the bot's session (setsid, double fork) escapes the
+    # process-group kill; only a pids cgroup holds it.
+    escapes = not sandbox.process_limit_kind().startswith("cgroup")
+    if not escapes:
+        text += bot_entry("orphan", f"{hostile} orphan --tag {tag}")
     done = run_tournament(tmp_path, text, "--seed", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "out"
     logs = out / "logs"
     played = games(out)
-    assert len(played) == 6 * 2
     assert "Sandbox: none for victim" in done.stdout
 
     # Without a sandbox the thief reads the victim's token, the runner's command line and
@@ -232,6 +236,7 @@ def test_hostile_bots_without_the_sandbox(tmp_path: Path) -> None:
     assert found["config"][0].startswith("read:")
     assert found["theft-victim"] == ["PERMISSION_DENIED"]
     assert_victim_unaffected(played, "victim", {"thief", "predict", "remember", "chatty"})
+    assert len(played) == (6 if escapes else 7) * 2
     forfeits = [g for g in played if g["reason"] not in FINISHED]
     assert all(g["seats"][g["winner"]] == "victim" for g in forfeits)  # it lost none
 

@@ -5,6 +5,7 @@ secret.  (tests/test_hostile_bots.py runs them together against hostile bots.)""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -297,3 +298,19 @@ def test_the_secret_changes_every_deal_and_only_the_deals() -> None:
     assert {g.seed for g in plain}.isdisjoint(g.seed for g in secret)
     assert {g.seed for g in secret}.isdisjoint(g.seed for g in other)
     assert [g.twin for g in secret[:4]] == [False, True, False, True]
+
+
+# -- the cost ---------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_bench_sandbox_prints_both_modes_from_one_run() -> None:
+    from click.testing import CliRunner
+
+    from tacocat_arena.cli import main
+
+    done = CliRunner().invoke(main, ["bench", "sandbox", "--games", "4", "--repeats", "1"])
+    assert done.exit_code == 0, done.output
+    assert re.search(r" none: start-up +\d+ ms per bot process, +[\d,]+ decisions/s", done.output)
+    if sandbox.bwrap_path() is not None:
+        assert re.search(r"bwrap/none decisions/s = \d+\.\d\d, CPU per decision = \d", done.output)
+    else:
+        assert "bwrap: not available here" in done.output

@@ -339,13 +339,17 @@ def bench_sandbox_command(games: int, repeats: int) -> None:
             continue
         click.echo(
             f"{mode.mode:>5}: start-up {mode.startup_ms:6.0f} ms per bot process, "
-            f"{mode.decisions_per_s:8,.0f} decisions/s"
+            f"{mode.decisions_per_s:8,.0f} decisions/s; CPU per decision: bots "
+            f"{mode.bots_cpu_us:5.0f} us, runner {mode.runner_cpu_us:5.0f} us"
         )
     if figures.rate_ratio is not None and figures.bwrap is not None:
         extra = figures.bwrap.startup_ms - figures.none.startup_ms
+        cpu = (figures.bwrap.bots_cpu_us + figures.bwrap.runner_cpu_us) / (
+            figures.none.bots_cpu_us + figures.none.runner_cpu_us
+        )
         click.echo(
-            f"bwrap/none decisions/s = {figures.rate_ratio:.2f}; start-up +{extra:.0f} ms per "
-            "process (twins start two processes per bot)"
+            f"bwrap/none decisions/s = {figures.rate_ratio:.2f}, CPU per decision = {cpu:.2f}; "
+            f"start-up {extra:+.0f} ms per process (twins start two processes per bot)"
         )
     click.echo(f"(best of {repeats} alternating runs of {games} games each)")
 

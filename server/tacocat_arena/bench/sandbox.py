@@ -10,6 +10,7 @@ per process; twins double the processes a tournament starts.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tacocat_arena.referee.peers import descendants
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.runner import run_tournament
 from tacocat_arena.tournament.sandbox import SandboxMode, bwrap_path
@@ -31,6 +33,10 @@ class ModeFigures:
     mode: SandboxMode
     startup_ms: float  # median start-to-connected time of one bot process
     decisions_per_s: float  # decisions over the wall time of the games after the first
+    #: CPU time per decision of the bot processes (bwrap included) and of the runner, over
+    #: the whole run (start-up included): less at the mercy of the machine's load than rates.
+    bots_cpu_us: float = 0.0
+    runner_cpu_us: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ def bench_sandbox(
                     mode,
                     min(old.startup_ms, figures.startup_ms),
                     max(old.decisions_per_s, figures.decisions_per_s),
+                    min(old.bots_cpu_us, figures.bots_cpu_us),
+                    min(old.runner_cpu_us, figures.runner_cpu_us),
                 )
     return SandboxFigures(best[SandboxMode.NONE], best.get(SandboxMode.BWRAP))
 
@@ -76,8 +84,13 @@ def bench_sandbox(
 async def _measure(mode: SandboxMode, games: int) -> ModeFigures:
     finished: list[tuple[float, int]] = []
 
+    bots_cpu = 0.0
+
     def on_game(result: GameResult, done: int, total: int) -> None:
+        nonlocal bots_cpu
         finished.append((time.perf_counter(), sum(result.decisions)))
+        if done == total:  # the bots are still running: read what they have used
+            bots_cpu = _descendants_cpu()
 
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-") as folder:
         config = TournamentConfig(
@@ -91,11 +104,36 @@ async def _measure(mode: SandboxMode, games: int) -> ModeFigures:
         )
         store = TournamentStore(config.out)
         store.claim(config.fingerprint(), resume=False)
+        runner = time.process_time()
         try:
             run = await run_tournament(config, store, on_game=on_game)
         finally:
             store.close()
+        runner_cpu = time.process_time() - runner
     startups = [seconds for times in run.startup_s.values() for seconds in times]
     span = finished[-1][0] - finished[0][0]
     decisions = sum(count for _, count in finished[1:])
-    return ModeFigures(mode, statistics.median(startups) * 1000, decisions / span)
+    every = sum(count for _, count in finished)
+    return ModeFigures(
+        mode,
+        statistics.median(startups) * 1000,
+        decisions / span,
+        bots_cpu / every * 1e6,
+        runner_cpu / every * 1e6,
+    )
+
+
+def _descendants_cpu() -> float:
+    """CPU seconds used so far by every process below this one (the bots, their launchers
+    and bwrap), read from /proc: a sandboxed bot is reaped inside its PID namespace, so
+    RUSAGE_CHILDREN would never see its time."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in descendants(os.getpid())[1:]:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
