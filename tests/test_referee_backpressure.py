@@ -459,3 +459,29 @@ def test_bot_that_leaves_for_good_forfeits_its_remaining_games_within_one_window
     assert all(r.reason in ("goal", "round_cap") for _, r in a_c), a_c
     # The only slot was not held by b's waiting games: a and c played during the window.
     assert any(left_at < t < left_at + window for t, _ in a_c)
+
+
+def test_a_deadline_timer_that_runs_late_gives_the_reader_more_time_before_a_timeout() -> None:
+    """A timer running late means the referee's loop was stalled: the request is not timed
+    out at once (its Action may be unread in the transport), but only after as long again;
+    a timer on time, or one already extended the most times, times it out."""
+    from tacocat_arena.referee import match
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        stalled: asyncio.Future[Any] = loop.create_future()
+        match._expire(stalled, time.monotonic() - 0.2, 0)  # ran 200 ms late
+        assert not stalled.done()
+        stalled.set_result((pb.Action(), time.monotonic()))  # the Action is read meanwhile
+        on_time: asyncio.Future[Any] = loop.create_future()
+        match._expire(on_time, time.monotonic(), 0)
+        assert isinstance(on_time.exception(), TimeoutError)
+        exhausted: asyncio.Future[Any] = loop.create_future()
+        match._expire(exhausted, time.monotonic() - 0.2, match._MAX_EXTENSIONS)
+        assert isinstance(exhausted.exception(), TimeoutError)
+        late: asyncio.Future[Any] = loop.create_future()
+        match._expire(late, time.monotonic() - 0.05, 0)
+        await asyncio.sleep(0.3)  # the extension (50 ms) passes, the timer is on time
+        assert isinstance(late.exception(), TimeoutError)  # nothing came: timed out after all
+
+    h.run_async(scenario(), 10)

@@ -356,9 +356,7 @@ def _ask(
     timer = None
     if allowance_ms:
         delay = (allowance_ms + seat.bank_ms + clock.grace_ms) / 1000
-        timer = asyncio.get_running_loop().call_later(
-            delay, _expire, future, started + delay, False
-        )
+        timer = asyncio.get_running_loop().call_later(delay, _expire, future, started + delay, 0)
     return _Asked(seat, kind, request_id, future, timer, started, seat.bank_ms)
 
 
@@ -438,22 +436,27 @@ def _disconnected(error: SessionClosed) -> _Failure:
 #: A deadline timer that runs this much later than due means the referee's event loop was
 #: stalled (a starved CPU, a long batch of other games' work).
 _LATE_TIMER_S = 0.025
+#: How many times a late deadline timer may give the reader more time (each at most 1 s).
+_MAX_EXTENSIONS = 4
 
 
-def _expire(future: asyncio.Future[tuple[pb.Action, float]], due: float, again: bool) -> None:
+def _expire(future: asyncio.Future[tuple[pb.Action, float]], due: float, extended: int) -> None:
     """Time a request out, unless the timer itself ran late.
 
     A late timer means the referee was not running: an Action may be sitting unread in the
     transport, and asyncio runs due timers before the reads that would resolve the request.
-    Then the reader gets as long again as the stall (once, at most 1 s) before the request
-    times out, so the referee's own stalls never cost a bot the game.
+    Then the reader gets as long again as the stall (at most 1 s, at most 4 times while the
+    stalls go on) before the request times out, so the referee's own stalls do not cost a
+    bot the game.  A timer that runs on time times the request out.
     """
     if future.done():
         return
     late = time.monotonic() - due
-    if late > _LATE_TIMER_S and not again:
+    if late > _LATE_TIMER_S and extended < _MAX_EXTENSIONS:
         extra = min(late, 1.0)
-        asyncio.get_running_loop().call_later(extra, _expire, future, due + late + extra, True)
+        asyncio.get_running_loop().call_later(
+            extra, _expire, future, due + late + extra, extended + 1
+        )
         return
     future.set_exception(TimeoutError())
 
