@@ -452,9 +452,9 @@ def test_bot_that_leaves_for_good_forfeits_its_remaining_games_within_one_window
         assert result.reason == Termination.FORFEIT_DISCONNECT.value, result
         assert result.forfeit_by is not None
         assert result.seats[result.forfeit_by] == "b", result
-        # One window for the bot (plus a few seconds of slack for a loaded machine), where
-        # one window per game would take 14 windows or more.
-        assert finished_at - left_at < window + 4, (finished_at - left_at, result)
+        # One window for the bot (plus the a-c game then in the only slot, and slack for a
+        # loaded machine), where one window per game would take 14 windows or more.
+        assert finished_at - left_at < 2 * window + 5, (finished_at - left_at, result)
     a_c = [(t, r) for t, r in results if "b" not in r.seats]
     assert all(r.reason in ("goal", "round_cap") for _, r in a_c), a_c
     # The only slot was not held by b's waiting games: a and c played during the window.
@@ -475,9 +475,11 @@ def test_a_deadline_timer_that_runs_late_gives_the_reader_more_time_before_a_tim
         stalled.set_result((pb.Action(), time.monotonic()))  # the Action is read meanwhile
         on_time: asyncio.Future[Any] = loop.create_future()
         match._expire(on_time, time.monotonic(), 0)
-        assert isinstance(on_time.exception(), TimeoutError)
         exhausted: asyncio.Future[Any] = loop.create_future()
         match._expire(exhausted, time.monotonic() - 0.2, match._MAX_EXTENSIONS)
+        for _ in range(match._SETTLE_HOPS + 1):  # reads already done get their iterations
+            await asyncio.sleep(0)
+        assert isinstance(on_time.exception(), TimeoutError)
         assert isinstance(exhausted.exception(), TimeoutError)
         late: asyncio.Future[Any] = loop.create_future()
         match._expire(late, time.monotonic() - 0.05, 0)

@@ -447,7 +447,8 @@ def _expire(future: asyncio.Future[tuple[pb.Action, float]], due: float, extende
     transport, and asyncio runs due timers before the reads that would resolve the request.
     Then the reader gets as long again as the stall (at most 1 s, at most 4 times while the
     stalls go on) before the request times out, so the referee's own stalls do not cost a
-    bot the game.  A timer that runs on time times the request out.
+    bot the game.  A timer that runs on time times the request out a few loop iterations
+    later (``_settle``).
     """
     if future.done():
         return
@@ -458,7 +459,26 @@ def _expire(future: asyncio.Future[tuple[pb.Action, float]], due: float, extende
             extra, _expire, future, due + late + extra, extended + 1
         )
         return
-    future.set_exception(TimeoutError())
+    _settle(future, _SETTLE_HOPS)
+
+
+#: Loop iterations a timeout waits for reads already completed by gRPC: one to deliver the
+#: completion, one to resume the reader task, one to spare.
+_SETTLE_HOPS = 3
+
+
+def _settle(future: asyncio.Future[tuple[pb.Action, float]], hops: int) -> None:
+    """Time the request out after ``hops`` more loop iterations, unless it is answered first.
+
+    asyncio runs due timers before the tasks that completed reads wake up, so an Action read
+    in the very iteration of the deadline would otherwise lose to it.
+    """
+    if future.done():
+        return
+    if hops:
+        asyncio.get_running_loop().call_soon(_settle, future, hops - 1)
+    else:
+        future.set_exception(TimeoutError())
 
 
 def _send_error(seat: _Seat, failure: _Failure, forfeits: bool) -> None:
