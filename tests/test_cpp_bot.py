@@ -54,6 +54,8 @@ def test_the_cpp_bot_passes_every_check(cpp_bot: Path) -> None:
 def test_the_cpp_bot_plays_a_tournament_against_python_greedy(
     cpp_bot: Path, tmp_path: Path
 ) -> None:
+    # The sandbox shows a bot its own folder only: the binary goes where the tournament runs.
+    shutil.copy(cpp_bot, tmp_path / cpp_bot.name)
     out = tmp_path / "out"
     done = subprocess.run(
         [
@@ -62,7 +64,7 @@ def test_the_cpp_bot_plays_a_tournament_against_python_greedy(
             "tacocat_arena.cli",
             "run",
             "--bot",
-            f"cpp={cpp_bot}",
+            f"cpp=./{cpp_bot.name}",
             "--bot",
             "greedy=builtin:greedy",
             "--games",
