@@ -39,7 +39,7 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("league")
     shutil.copy(TINY_BOT, folder / "tiny_bot.py")
     crashy = (
-        f"python {folder / 'tiny_bot.py'} --crash-after 30 --crash-flag crashed.flag "
+        f"python {folder / 'tiny_bot.py'} --crash-after 8 --crash-flag crashed.flag "
         f"--tag {SECRET_WORD}"
     )
     lines = ['name = "Spring league"', "games = 2", f"seed = {SEED}", 'out = "out"']
