@@ -174,9 +174,10 @@ def config_settings(config: TournamentConfig, *, complete: bool) -> tuple[Settin
     clock += f"; {config.grace_ms} ms of grace for the referee and the network"
     ruleset = config.ruleset
     seed = (
-        f"{config.seed}: every deal derives from it, so anyone can replay the tournament"
+        f"{config.seed}: with the deal secret published in results.json, anyone can "
+        "re-derive every deal and check it"
         if complete
-        else "kept secret until every game is over (every deal derives from it)"
+        else "kept secret until every game is over (the deals derive from it)"
     )
     return (
         Setting(
