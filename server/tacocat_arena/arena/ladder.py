@@ -413,7 +413,7 @@ def game_result(report: GameReport) -> GameResult:
         seats=report.seats,
         seed=report.seed,
         winner=report.outcome.winner,
-        reason=report.outcome.termination.value,
+        reason=report.outcome.termination,
         rounds=report.rounds,
         decisions=(report.decisions[0], report.decisions[1]),
         decision_ms=(report.think_ms[0], report.think_ms[1]),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tacocat_arena.engine import Termination
 from tacocat_arena.tournament.tables import GameResult
 
 DB_NAME = "arena.sqlite"
@@ -168,7 +169,7 @@ class ArenaStore:
                 result.seats[1],
                 _seed_to_sql(result.seed),
                 result.winner,
-                result.reason,
+                result.reason.value,
                 result.rounds,
                 result.decisions[0],
                 result.decisions[1],
@@ -247,7 +248,7 @@ def _stored(row: tuple[Any, ...]) -> StoredGame:
         seats=(row[2], row[3]),
         seed=seed,
         winner=row[5],
-        reason=row[6],
+        reason=Termination(row[6]),
         rounds=row[7],
         decisions=(row[8], row[9]),
         decision_ms=(row[10], row[11]),

@@ -388,7 +388,7 @@ def describe_result(result: GameResult) -> str:
         head = f"{result.seats[result.winner]} won"
     by = f" ({result.seats[result.forfeit_by]} forfeited)" if result.forfeit_by is not None else ""
     return (
-        f"{result.game_id}, {result.seats[0]} vs {result.seats[1]}: {head} by {result.reason}"
+        f"{result.game_id}, {result.seats[0]} vs {result.seats[1]}: {head} by {result.reason.value}"
         f"{by} after {result.rounds} rounds"
     )
 

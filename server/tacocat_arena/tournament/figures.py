@@ -37,10 +37,6 @@ class BotFigures:
     timed_decisions: int
 
 
-def _termination(reason: Termination | str) -> Termination:
-    return reason if isinstance(reason, Termination) else Termination(reason)
-
-
 def decision_times(record: Mapping[str, Any]) -> tuple[list[float], list[float]] | None:
     """Each seat's per-decision milliseconds from a record's actions, or None when the record
     carries none (version 1). Forfeit entries are not decisions and are skipped."""
@@ -78,7 +74,7 @@ def compute_bot_figures(
             decisions[bot] += result.decisions[seat]
             thinking[bot] += result.decision_ms[seat]
             if result.forfeit_by == seat:
-                forfeits[bot][_termination(result.reason)] += 1
+                forfeits[bot][result.reason] += 1
     timed: dict[str, list[float]] = {bot: [] for bot in bots}
     for result, record in records:
         times = decision_times(record)

@@ -34,7 +34,7 @@ def game_line(result: GameResult, detail: str, record: dict[str, Any]) -> dict[s
         "seed": result.seed,
         "result": record.get("result"),
         "winner": result.winner,
-        "reason": result.reason,
+        "reason": result.reason.value,
         "detail": detail,
         "rounds": result.rounds,
         "decisions": list(result.decisions),

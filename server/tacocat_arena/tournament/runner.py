@@ -327,7 +327,7 @@ def _result(report: GameReport, planned: PlannedGame) -> GameResult:
         seats=planned.seats,  # the bots' names, whichever instance played
         seed=report.seed,
         winner=report.outcome.winner,
-        reason=report.outcome.termination.value,
+        reason=report.outcome.termination,
         rounds=report.rounds,
         decisions=(report.decisions[0], report.decisions[1]),
         decision_ms=(report.think_ms[0], report.think_ms[1]),

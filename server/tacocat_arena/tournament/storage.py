@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from tacocat_arena.engine import Termination
 from tacocat_arena.tournament.tables import GameResult
 
 DB_NAME = "tournament.sqlite"
@@ -110,7 +111,7 @@ class TournamentStore:
                 result.seats[1],
                 _seed_to_sql(result.seed),
                 result.winner,
-                result.reason,
+                result.reason.value,  # the enum's value only in the row
                 result.rounds,
                 result.decisions[0],
                 result.decisions[1],
@@ -183,7 +184,7 @@ def _result(row: tuple[Any, ...]) -> GameResult:
         seats=(row[1], row[2]),
         seed=_seed_from_sql(row[3]),
         winner=row[4],
-        reason=row[5],
+        reason=Termination(row[5]),
         rounds=row[6],
         decisions=(row[7], row[8]),
         decision_ms=(row[9], row[10]),

@@ -32,17 +32,8 @@ from typing import Final, TextIO
 
 from rich.table import Table
 
+from tacocat_arena.engine import Termination
 from tacocat_arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit_ratings
-
-REASONS: Final[frozenset[str]] = frozenset(
-    {"goal", "round_cap", "timeout", "illegal_action", "disconnect", "crash"}
-)
-"""Every way a game can end."""
-
-FORFEIT_REASONS: Final[frozenset[str]] = frozenset(
-    {"timeout", "illegal_action", "disconnect", "crash"}
-)
-"""Endings where one seat forfeited; ``GameResult.forfeit_by`` names it."""
 
 STANDINGS_COLUMNS: Final[tuple[str, ...]] = (
     "rank",
@@ -94,7 +85,9 @@ class GameResult:
     seats: tuple[str, str]
     seed: int
     winner: int | None
-    reason: str
+    #: How the game ended: the engine's own enum (its ``.value`` only in files and rows,
+    #: which construction accepts and turns back into the enum).
+    reason: Termination
     rounds: int
     decisions: tuple[int, int]
     decision_ms: tuple[float, float]
@@ -106,16 +99,21 @@ class GameResult:
             raise ValueError(f"{where}: seats must be two different bots, got {self.seats!r}")
         if self.winner not in (0, 1, None):
             raise ValueError(f"{where}: winner must be 0, 1 or None, got {self.winner!r}")
-        if self.reason not in REASONS:
-            raise ValueError(
-                f"{where}: unknown reason {self.reason!r}, expected one of {sorted(REASONS)}"
-            )
-        if self.reason in FORFEIT_REASONS and self.forfeit_by is None and self.winner is None:
+        if not isinstance(self.reason, Termination):
+            try:
+                object.__setattr__(self, "reason", Termination(self.reason))
+            except ValueError:
+                known = ", ".join(t.value for t in Termination)
+                raise ValueError(
+                    f"{where}: unknown reason {self.reason!r}, expected one of {known}"
+                ) from None
+        if self.reason.is_forfeit and self.forfeit_by is None and self.winner is None:
             pass  # both seats failed at the same decision: the referee scores a draw
-        elif self.reason in FORFEIT_REASONS:
+        elif self.reason.is_forfeit:
             if self.forfeit_by not in (0, 1):
                 raise ValueError(
-                    f"{where}: reason {self.reason!r} is a forfeit, so forfeit_by must be 0 or 1"
+                    f"{where}: reason {self.reason.value!r} is a forfeit, "
+                    "so forfeit_by must be 0 or 1"
                 )
             if self.winner != 1 - self.forfeit_by:
                 raise ValueError(
@@ -124,7 +122,7 @@ class GameResult:
                 )
         elif self.forfeit_by is not None:
             raise ValueError(
-                f"{where}: forfeit_by is set but reason {self.reason!r} is not a forfeit"
+                f"{where}: forfeit_by is set but reason {self.reason.value!r} is not a forfeit"
             )
         if self.rounds < 0:
             raise ValueError(f"{where}: rounds must be >= 0, got {self.rounds}")

@@ -94,7 +94,7 @@ def game_summary(stored: StoredGame) -> dict[str, Any]:
         "event": stored.event,
         "seats": list(result.seats),
         "winner": winner,
-        "reason": result.reason,
+        "reason": result.reason.value,
         "rounds": result.rounds,
         "detail": stored.detail,
         "finished_at": stored.finished_at,
