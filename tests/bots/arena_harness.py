@@ -25,7 +25,6 @@ import grpc
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import DecisionKind, Ruleset, Termination
 from tacocat_arena.play.policies import RandomPolicy
-from tacocat_arena.referee import Referee, RefereeSettings, start_server
 from tacocat_arena.protocol.wire import (
     KIND_FROM_PB,
     PROTOCOL_VERSION,
@@ -33,6 +32,7 @@ from tacocat_arena.protocol.wire import (
     ruleset_from_pb,
     view_from_pb,
 )
+from tacocat_arena.referee import Referee, RefereeSettings, start_server
 
 BOTS_DIR = Path(__file__).resolve().parent
 SCRIPTED_BOT = BOTS_DIR / "scripted_bot.py"
