@@ -93,8 +93,9 @@ async def run_event(
         elif waiting_since is None:
             waiting_since = time.monotonic()
         elif time.monotonic() - waiting_since > settings.absent_s:
+            waiting = {g.game_id for g in todo}
             for index, planned in enumerate(plan):
-                if planned.game_id in todo_ids(todo):
+                if planned.game_id in waiting:
                     arena.commit(_unplayed(arena, planned), settings.name, index)
                     done.add(planned.game_id)
             say(f"event {settings.name!r}: {len(todo)} games of absent bots recorded as forfeits")
@@ -108,17 +109,11 @@ async def run_event(
         stop.set()
 
 
-def todo_ids(todo: list[PlannedGame]) -> set[str]:
-    """The ids of planned games."""
-    return {g.game_id for g in todo}
-
-
 def _plan(entrants: list[str], settings: EventSettings, seed: int) -> list[PlannedGame]:
     """The entrants' round robin, then each late joiner's games against those before it."""
-    first = [e for e in entrants]
     plan = []
-    for index, name in enumerate(first):
-        for other in first[:index]:
+    for index, name in enumerate(entrants):
+        for other in entrants[:index]:
             for game in round_robin([other, name], settings.games_per_pairing, seed):
                 plan.append(
                     PlannedGame(f"{settings.name}:{game.game_id}", game.seats, game.seed, game.deal)

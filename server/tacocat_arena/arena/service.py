@@ -70,9 +70,10 @@ async def serve_arena(
         say(f"arena: {options.host}:{port}{' (TLS)' if options.tls else ''}")
         say(f"web: http://{options.web_host}:{web_port}/")
         players = [p.name for p in store.players() if p.is_active]
+        hint = f"; add some: tacocat-arena players add NAME --dir {options.folder}"
         say(
             f"{len(players)} players, {store.count()} games stored in {store.path}"
-            + ("" if players else "; add players with: tacocat-arena players add NAME --dir DIR")
+            + ("" if players else hint)
         )
         event_task = None
         if options.event is not None:

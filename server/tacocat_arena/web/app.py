@@ -287,7 +287,13 @@ async def serve_web(arena: Arena, host: str, port: int) -> tuple[_EmbeddedServer
     """Start the page on ``host:port`` (0 = a free port) on this loop; return the server and
     its port once it listens (``server.should_exit = True`` then stops it).  OSError if the
     address cannot be used."""
-    sock = socket.create_server((host, port), reuse_port=False)
+    try:
+        sock = socket.create_server((host, port), reuse_port=False)
+    except OSError as error:
+        raise OSError(
+            f"cannot listen on {host}:{port} for the web page: {error.strerror}; choose "
+            "another --web HOST:PORT (port 0 picks a free one)"
+        ) from None
     bound = sock.getsockname()[1]
     config = uvicorn.Config(
         create_app(arena),
