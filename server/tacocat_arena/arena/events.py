@@ -96,7 +96,7 @@ async def run_event(
             waiting = {g.game_id for g in todo}
             for index, planned in enumerate(plan):
                 if planned.game_id in waiting:
-                    arena.commit(_unplayed(arena, planned), settings.name, index)
+                    await arena.commit(_unplayed(arena, planned), settings.name, index)
                     done.add(planned.game_id)
             say(f"event {settings.name!r}: {len(todo)} games of absent bots recorded as forfeits")
         await arena.changes.wait(1.0)
@@ -139,7 +139,7 @@ async def _play(
             planned.game_id, planned.seats, planned.seed, info, settings.name
         )
         if report is not None:
-            arena.commit(report, settings.name, index)
+            await arena.commit(report, settings.name, index)
             done.add(planned.game_id)
     finally:
         running.discard(planned.game_id)

@@ -331,7 +331,7 @@ class Arena:
                 report = await self.play_game(game_id, seats, seed, info, LADDER)
                 if report is None:
                     break
-                self.commit(report, LADDER, pair)
+                await self.commit(report, LADDER, pair)
         finally:
             self.in_flight[a] -= 1
             self.in_flight[b] -= 1
@@ -365,10 +365,12 @@ class Arena:
             raise
         # It stays live until ``commit`` has stored it: its page never shows "no such game".
 
-    def commit(self, report: GameReport, event: str, pair: int) -> StoredGame:
+    async def commit(self, report: GameReport, event: str, pair: int) -> StoredGame:
         """Store a finished game (durable first), then count it."""
         result = game_result(report)
-        stored = self.store.save_game(result, report.detail, report.record, event=event, pair=pair)
+        stored = await self.store.commit_game(
+            result, report.detail, report.record, event=event, pair=pair
+        )
         self.recent.appendleft(stored)
         self.live.pop(report.game_id, None)
         self.results.append(result)

@@ -9,8 +9,11 @@ reads a player's token hash at each connection, so the change counts at once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,14 +95,29 @@ class ArenaStore:
         folder.mkdir(parents=True, exist_ok=True)
         self.folder = folder
         self.path = folder / DB_NAME
-        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
+        self.db = self._connect()
         self.db.executescript(_SCHEMA)
+        #: ``commit_game`` writes from this one thread, on its own connection: the commit's
+        #: fsync then never stalls the event loop (and the pages) it would otherwise block.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-store")
+        self._writer_db = threading.local()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        return db
 
     def close(self) -> None:
-        """Close the database."""
+        """Close the database (after any commit in progress)."""
+        self._writer.submit(self._close_writer).result()
+        self._writer.shutdown()
         self.db.close()
+
+    def _close_writer(self) -> None:
+        db = getattr(self._writer_db, "db", None)
+        if db is not None:
+            db.close()
 
     # -- meta -----------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -152,11 +170,36 @@ class ArenaStore:
         return None if row is None else str(row[0])
 
     # -- games ----------------------------------------------------------------------------
-    def save_game(
+    async def commit_game(
         self, result: GameResult, detail: str, record: dict[str, Any], *, event: str, pair: int
     ) -> StoredGame:
+        """``save_game`` in the store's writer thread: durable once it returns, and the loop
+        serves other work while the commit waits for the disk."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._writer, self._save_in_writer, result, detail, record, event, pair
+        )
+
+    def _save_in_writer(
+        self, result: GameResult, detail: str, record: dict[str, Any], event: str, pair: int
+    ) -> StoredGame:
+        db = getattr(self._writer_db, "db", None)
+        if db is None:
+            db = self._writer_db.db = self._connect()
+        return self.save_game(result, detail, record, event=event, pair=pair, db=db)
+
+    def save_game(
+        self,
+        result: GameResult,
+        detail: str,
+        record: dict[str, Any],
+        *,
+        event: str,
+        pair: int,
+        db: sqlite3.Connection | None = None,
+    ) -> StoredGame:
         """Commit one finished game (durable on return) and return it as stored."""
-        cursor = self.db.execute(
+        cursor = (db or self.db).execute(
             "INSERT INTO games (game_id, event, pair, seat0, seat1, seed, winner, reason, rounds,"
             " decisions0, decisions1, ms0, ms1, forfeit_by, detail, record)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
