@@ -448,7 +448,9 @@ def bench_envs_command(games: int, seed: int) -> None:
 @bench.command("arena")
 @click.option("--bots", default=20, show_default=True, help="Trivial bots on the ladder.")
 @click.option("--seconds", default=15.0, show_default=True, help="Length of each phase.")
-@click.option("--concurrency", default=16, show_default=True, help="Games at once.")
+@click.option(
+    "--concurrency", default=8, show_default=True, help="Games at once (serve's default)."
+)
 @click.option("--rate", default=20.0, show_default=True, help="Page requests per second.")
 def bench_arena_command(bots: int, seconds: float, concurrency: int, rate: float) -> None:
     """The web page's median and p99 response time while BOTS trivial bots play the ladder
