@@ -134,6 +134,7 @@ class ArenaReferee(Referee):
         self.arena.note_failure(ConnectionFailure(time.time(), name, peer, reason))
 
     async def register(self, session: BotSession) -> None:
+        self.arena.active_players(refresh=True)  # it may have been added a moment ago
         await super().register(session)
         self.arena.connected_since[session.name] = time.time()
         self.arena.wake()
@@ -307,7 +308,8 @@ class Arena:
     def _kick_revoked(self) -> None:
         active = self.active_players()
         for name, session in list(self.referee.sessions.items()):
-            if name not in active:
+            # The cache may predate a player added since: ask the store before ending it.
+            if name not in active and self.store.token_hash(name) is None:
                 log.info("player %s was revoked: ending its session", name)
                 self.spawn(self._remove(session))
 

@@ -171,6 +171,7 @@ def create_app(arena: Arena) -> Starlette:
             return JSONResponse({"error": 'send {"name": "..."}'}, 400)
         except ArenaError as error:
             return JSONResponse({"error": str(error)}, 409)
+        arena.active_players(refresh=True)
         arena.wake()
         return JSONResponse({"name": name, "token": token}, 201)
 
