@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.engine import Outcome, Termination
-from tacocat_arena.engine import record as record_format
 from tacocat_arena.referee import GameReport
 from tacocat_arena.tournament.schedule import PlannedGame, round_robin
 from tacocat_arena.tournament.tables import compute_standings
@@ -154,21 +153,7 @@ def _unplayed(arena: Arena, planned: PlannedGame) -> GameReport:
     outcome = Outcome(Termination.FORFEIT_DISCONNECT, None if seat is None else 1 - seat)
     names = " and ".join(planned.seats[s] for s in absent) or "a bot"
     detail = f"{names} did not come back within the event's wait; game not played"
-    record = {
-        "format": record_format.FORMAT,
-        "version": record_format.VERSION,
-        "seed": planned.seed,
-        "result": outcome.result(),
-        "termination": outcome.termination.value,
-        "winner": outcome.winner,
-        "rounds": 0,
-        "actions": [],
-        "events": [],
-        "unplayed": detail,
-    }
-    return GameReport(
-        planned.game_id, planned.seats, planned.seed, outcome, detail, 0, given_record=record
-    )
+    return GameReport.unplayed(planned.game_id, planned.seats, planned.seed, outcome, detail)
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:

@@ -33,6 +33,7 @@ from tacocat_arena.engine import (
     build_view,
     to_record,
 )
+from tacocat_arena.engine import record as record_format
 from tacocat_arena.protocol.wire import (
     KIND_TO_PB,
     TERMINATION_TO_PB,
@@ -101,6 +102,26 @@ class GameReport:
         if self.outcome.termination.is_forfeit and self.outcome.winner is not None:
             return 1 - self.outcome.winner
         return None
+
+    @classmethod
+    def unplayed(
+        cls, game_id: str, seats: tuple[str, str], seed: int, outcome: Outcome, detail: str
+    ) -> GameReport:
+        """A game decided without being played (a bot absent or past its restarts): its
+        record has no actions and says why in ``unplayed``."""
+        record = {
+            "format": record_format.FORMAT,
+            "version": record_format.VERSION,
+            "seed": seed,
+            "result": outcome.result(),
+            "termination": outcome.termination.value,
+            "winner": outcome.winner,
+            "rounds": 0,
+            "actions": [],
+            "events": [],
+            "unplayed": detail,
+        }
+        return cls(game_id, seats, seed, outcome, detail, 0, given_record=record)
 
 
 @dataclass

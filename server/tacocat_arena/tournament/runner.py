@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.engine import Outcome, Termination
-from tacocat_arena.engine import record as record_format
 from tacocat_arena.referee import GameReport, Referee, start_server
 from tacocat_arena.referee.peers import PeerCheck
 from tacocat_arena.tournament.bots import BotProcess, ExternalBot, Launch
@@ -304,21 +303,7 @@ async def _play_one(
 
 def _unplayed(planned: PlannedGame, seat: int, detail: str, termination: Termination) -> GameReport:
     outcome = Outcome(termination, 1 - seat)
-    record = {
-        "format": record_format.FORMAT,
-        "version": record_format.VERSION,
-        "seed": planned.seed,
-        "result": outcome.result(),
-        "termination": outcome.termination.value,
-        "winner": outcome.winner,
-        "rounds": 0,
-        "actions": [],
-        "events": [],
-        "unplayed": detail,
-    }
-    return GameReport(
-        planned.game_id, planned.seats, planned.seed, outcome, detail, 0, given_record=record
-    )
+    return GameReport.unplayed(planned.game_id, planned.seats, planned.seed, outcome, detail)
 
 
 def _result(report: GameReport, planned: PlannedGame) -> GameResult:
