@@ -261,21 +261,25 @@ async def measure_load(games_at_once: int, seconds: float, decision_ms: int = 10
                 rss.append((time.monotonic() - started, rss_mib()))
                 await asyncio.sleep(max(0.25, seconds / 20))
 
-        async def worker() -> None:
+        def count(report: GameReport) -> None:
             nonlocal games, decisions, false_timeouts, other_forfeits, max_untimed
+            games += 1
+            decisions += sum(report.decisions)
+            for seat_clock in report.clock_ms:
+                for ms in seat_clock:
+                    histogram.add(ms)
+            max_untimed = max(max_untimed, report.max_untimed_ms)
+            termination = report.outcome.termination
+            if termination is Termination.FORFEIT_TIMEOUT:
+                false_timeouts += 1
+            elif termination.is_forfeit:
+                other_forfeits += 1
+
+        async def worker() -> None:
+            # The report is counted and let go before the next game: a worker holding its
+            # last report through the next game would add finished games to the heap.
             while time.monotonic() < deadline:
-                report = await arena.play(next(counter))
-                games += 1
-                decisions += sum(report.decisions)
-                for seat_clock in report.clock_ms:
-                    for ms in seat_clock:
-                        histogram.add(ms)
-                max_untimed = max(max_untimed, report.max_untimed_ms)
-                termination = report.outcome.termination
-                if termination is Termination.FORFEIT_TIMEOUT:
-                    false_timeouts += 1
-                elif termination.is_forfeit:
-                    other_forfeits += 1
+                count(await arena.play(next(counter)))
 
         sampler = asyncio.create_task(sample())
         ticker = asyncio.create_task(tick())

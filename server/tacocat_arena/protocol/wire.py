@@ -147,6 +147,12 @@ def event_to_pb(event: Event) -> pb.PublicEvent | None:
     return None
 
 
+def event_bytes(event: Event) -> bytes | None:
+    """``event_to_pb``, serialised."""
+    message = event_to_pb(event)
+    return None if message is None else message.SerializeToString()
+
+
 def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
     """A PublicEvent in the engine's public-event form (see docs/game-record.md)."""
     case = message.WhichOneof("event")
@@ -268,13 +274,16 @@ class ViewEncoder:
         self,
         seat: int,
         message: pb.SeatView | None = None,
-        converted: list[pb.PublicEvent | None] | None = None,
+        converted: list[bytes | None] | None = None,
     ) -> None:
         self.seat = seat
         # The wire form of an event is the same for both seats (it drops the dealt hands and
         # the drawn cards, the only seat-private parts), so the two seats of a game may share
-        # ``converted``: the game's log converted to PublicEvents, by log index.
-        self._converted_log: list[pb.PublicEvent | None] = [] if converted is None else converted
+        # ``converted``: the game's log converted to serialised PublicEvents, by log index.
+        # Bytes rather than messages: bytes are invisible to the cyclic garbage collector
+        # (a message is one more object each full collection walks) and merging them into
+        # the request is as fast as appending a message.
+        self._converted_log: list[bytes | None] = [] if converted is None else converted
         self.message = pb.SeatView() if message is None else message
         self.message.seat = seat
         self._round = -1
@@ -299,10 +308,10 @@ class ViewEncoder:
         for offset in range(self._converted, len(seen)):
             index = start + offset
             if len(shared) == index:
-                shared.append(event_to_pb(seen[offset]))
+                shared.append(event_bytes(seen[offset]))
             converted = shared[index]
             if converted is not None:
-                events.append(converted)
+                events.add().MergeFromString(converted)
         self._converted = len(seen)
         if not self._static_board:
             message.board.CopyFrom(board_to_pb(view.ruleset, view.tacocat, view.covered))
@@ -346,33 +355,40 @@ def write_legal(
     """Overwrite ``target`` with the legal options of ``view``'s pending decision."""
     kind = view.kind
     if kind is DecisionKind.REPLACE:
-        target.replace.CopyFrom(_replace_options(view.max_replace, simultaneous, second))
+        target.ParseFromString(_replace_options(view.max_replace, simultaneous, second))
     elif kind is DecisionKind.DEFEND:
-        target.CopyFrom(_defend_options(view.current_attack, view.hand))
+        target.ParseFromString(_defend_options(view.current_attack, view.hand))
     else:
-        target.CopyFrom(_hand_options(kind, view.hand))
+        target.ParseFromString(_hand_options(kind is DecisionKind.DUEL, view.hand))
 
 
 # The option messages depend only on a few small tuples, which repeat across decisions and
-# games: they are built once and copied (a copy is done in C).  Never mutate what these return.
+# games: they are built once and kept serialised (parsing them into the request is as fast
+# as copying a message, and bytes, unlike messages, are nothing the cyclic garbage
+# collector has to walk: these caches hold tens of thousands of entries).
 @lru_cache(maxsize=64)
-def _replace_options(max_discard: int, simultaneous: bool, second: bool) -> pb.ReplaceOptions:
-    return pb.ReplaceOptions(
-        min_discard=0, max_discard=max_discard, simultaneous=simultaneous, second=second
-    )
-
-
-@lru_cache(maxsize=16384)
-def _hand_options(kind: DecisionKind, hand: tuple[Card, ...]) -> pb.LegalOptions:
-    if kind is DecisionKind.DUEL:
-        return pb.LegalOptions(duel=pb.DuelOptions(values=distinct_values(hand)))
+def _replace_options(max_discard: int, simultaneous: bool, second: bool) -> bytes:
     return pb.LegalOptions(
-        attack=pb.AttackOptions(attacks=[pb.Attack(cards=a) for a in legal_attacks(hand)])
-    )
+        replace=pb.ReplaceOptions(
+            min_discard=0, max_discard=max_discard, simultaneous=simultaneous, second=second
+        )
+    ).SerializeToString()
 
 
 @lru_cache(maxsize=16384)
-def _defend_options(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> pb.LegalOptions:
+def _hand_options(duel: bool, hand: tuple[Card, ...]) -> bytes:
+    # Keyed by a bool, not the DecisionKind: a key holding an enum member stays tracked.
+    if duel:
+        message = pb.LegalOptions(duel=pb.DuelOptions(values=distinct_values(hand)))
+    else:
+        message = pb.LegalOptions(
+            attack=pb.AttackOptions(attacks=[pb.Attack(cards=a) for a in legal_attacks(hand)])
+        )
+    return message.SerializeToString()
+
+
+@lru_cache(maxsize=16384)
+def _defend_options(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> bytes:
     options = defence_options(attack, hand)
     return pb.LegalOptions(
         defend=pb.DefendOptions(
@@ -381,7 +397,7 @@ def _defend_options(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> pb.Lega
                 for card, values in zip(attack, options, strict=True)
             ]
         )
-    )
+    ).SerializeToString()
 
 
 def view_from_pb(

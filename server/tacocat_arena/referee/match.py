@@ -76,8 +76,13 @@ class GameReport:
     game: Game | None = field(default=None, repr=False)
     #: A record given outright (a game that was never played has no ``game``).
     given_record: dict[str, Any] | None = field(default=None, repr=False)
-    #: What the referee measured and refused, by index in ``game.actions`` (the record's).
+    #: What the referee refused or substituted, by index in ``game.actions`` (the record's).
     notes: dict[int, DecisionNote] = field(default_factory=dict, repr=False)
+    #: The clock time of every other answered decision, by index in ``game.actions``.  Kept
+    #: as plain floats, not notes: a dict of floats is invisible to the cyclic garbage
+    #: collector, whose full collections would otherwise walk one object per decision of
+    #: every game in flight (docs/protocol.md, "Garbage collection").
+    action_ms: dict[int, float] = field(default_factory=dict, repr=False)
     #: The clock and failure policy of the game, as the record states them.
     referee: dict[str, Any] | None = field(default=None, repr=False)
     #: The names the record gives the players (default: ``seats``, the sessions' names).
@@ -89,8 +94,10 @@ class GameReport:
         hot path: a record costs as much as a few dozen decisions, and not every caller
         stores one."""
         if self.given_record is None:
+            notes = {index: DecisionNote(ms) for index, ms in self.action_ms.items()}
+            notes.update(self.notes)
             self.given_record = (
-                to_record(self.game, self.notes, self.referee, self.players or self.seats)
+                to_record(self.game, notes, self.referee, self.players or self.seats)
                 if self.game is not None
                 else {}
             )
@@ -155,7 +162,7 @@ class _Seat:
         session: BotSession,
         game_id: str,
         bank_ms: int,
-        converted: list[pb.PublicEvent | None],
+        converted: list[bytes | None],
     ) -> None:
         self.seat = seat
         self.session = session
@@ -210,7 +217,7 @@ async def play_game(
     if observe is not None:
         observe(game)
     same_session = sessions[0] is sessions[1]
-    converted: list[pb.PublicEvent | None] = []  # the log in wire form, shared by the seats
+    converted: list[bytes | None] = []  # the log in wire form, shared by the seats
     seats = [
         _Seat(
             s, sessions[s], f"{game_id}/{s}" if same_session else game_id, clock.bank_ms, converted
@@ -235,6 +242,7 @@ async def play_game(
         )
     detail = ""
     notes: dict[int, DecisionNote] = {}  # for the record, by index in game.actions
+    action_ms: dict[int, float] = {}  # the same, for the answers applied as they came
     #: What each seat's GameEnd says (a seat reads its own failure in full, the other's
     #: only in public form).
     seat_details = ["", ""]
@@ -269,7 +277,8 @@ async def play_game(
             if not isinstance(answer, _Failure):
                 try:
                     game.apply(seat_index, answer)
-                    notes[len(game.actions) - 1] = DecisionNote(ms)
+                    if ms is not None:
+                        action_ms[len(game.actions) - 1] = ms
                     continue
                 except ActionError as error:
                     kind = _asked_kind(asked, seat_index)
@@ -319,6 +328,7 @@ async def play_game(
         max_untimed_ms=max_untimed * 1000,
         game=game,
         notes=notes,
+        action_ms=action_ms,
         referee={
             "decision_ms": clock.decision_ms,
             "bank_ms": clock.bank_ms,

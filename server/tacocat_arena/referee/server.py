@@ -26,6 +26,7 @@ from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena import __version__
 from tacocat_arena.engine import Game, Ruleset, Termination
 from tacocat_arena.protocol.wire import PROTOCOL_VERSION
+from tacocat_arena.referee.heap import freeze_long_lived
 from tacocat_arena.referee.match import FAILURE_POLICY_PB, GameReport, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
@@ -440,4 +441,5 @@ async def start_server(
     await server.start()
     for service in ("", SERVICE_NAME):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
+    freeze_long_lived()  # a server lives long: see referee/heap.py
     return server, bound
