@@ -238,7 +238,22 @@ async def _run_checks(
         add(result)
         ran_errors |= name == "errors-carry-on" and result.status is Status.PASS
         if link.gone.is_set():
-            _not_run([n for n, _ in CHECKS[index + 1 :]], f"the bot's stream closed in {name}", add)
+            rest = [n for n, _ in CHECKS[index + 1 :]]
+            if result.status is not Status.FAIL and rest:
+                # The bot left as this check's games ended (before the next check could
+                # notice): the next check is the one it failed, whichever side won the race.
+                await _settle(process)
+                code = process.returncode
+                add(
+                    CheckResult(
+                        rest.pop(0),
+                        Status.FAIL,
+                        expected="the bot to stay connected",
+                        got=f"the bot's stream closed after {name}"
+                        + (f" (its process exited with code {code})" if code is not None else ""),
+                    )
+                )
+            _not_run(rest, f"the bot's stream closed in {name}", add)
             add(CheckResult("decision-time", Status.NOT_RUN, "the bot's stream closed"))
             add(CheckResult("session-end", Status.NOT_RUN, "the bot's stream closed"))
             add(CheckResult("errors-logged", Status.NOT_RUN, "the bot's stream closed"))
