@@ -456,11 +456,11 @@ def action_from_pb(message: pb.Action, kind: DecisionKind) -> Action:
             f"not {'nothing' if case is None else 'Action.' + case}"
         )
     if case == "duel":
-        return Duel(_card(message.duel.card))
+        return _duel(_card(message.duel.card))
     if case == "replace":
-        return Replace(_cards(message.replace.discard))
+        return _replace(_cards(message.replace.discard))
     if case == "attack":
-        return Attack(_cards(message.attack.cards))
+        return _attack(_cards(message.attack.cards))
     answers = message.defend.answers
     if len(answers) > MAX_WIRE_CARDS:
         raise MalformedAction(f"{len(answers)} defence answers is more than any hand holds")
@@ -475,7 +475,16 @@ def action_from_pb(message: pb.Action, kind: DecisionKind) -> Action:
             raise MalformedAction(
                 f"defence answer {index} sets neither defend_with nor sacrifice=true"
             )
-    return Defend(tuple(result))
+    return _defend(tuple(result))
+
+
+# Actions are immutable values, so the same answer is one shared object: a game in flight
+# then holds no object of its own per action for the garbage collector to walk (see
+# referee/heap.py), and a cache hit is cheaper than building a frozen dataclass.
+_duel = lru_cache(maxsize=64)(Duel)
+_replace = lru_cache(maxsize=4096)(Replace)
+_attack = lru_cache(maxsize=4096)(Attack)
+_defend = lru_cache(maxsize=16384)(Defend)
 
 
 def _card(value: int) -> Card:
