@@ -43,7 +43,12 @@ def test_bench_load_prints_every_figure_for_each_level() -> None:
 def test_bench_soak_prints_the_rss_curve() -> None:
     result = CliRunner().invoke(main, ["bench", "soak", "--games", "20", "--games-at-once", "4"])
     assert result.exit_code == 0, result.output
-    assert len(re.findall(r"games  RSS +[\d.]+ MiB", result.output)) >= 10
+    slices = re.findall(
+        r"games  RSS +[\d.]+ MiB  longest untimed gap +[\d.]+ ms  GC pause +[\d.]+ ms",
+        result.output,
+    )
+    assert len(slices) >= 10, result.output
+    assert re.search(r"longest untimed gap [\d.]+ ms, longest GC pause [\d.]+ ms", result.output)
     assert "over the second" in result.output and "false timeouts 0" in result.output
 
 

@@ -79,20 +79,24 @@ def load_command(games_at_once: str, seconds: float, move_timeout_ms: int) -> No
 def soak_command(games: int, games_at_once: int) -> None:
     """Play GAMES games with instant bots and print the referee's RSS every 5% of them: it
     must level off (every cache and memory of past requests is bounded)."""
-    from tacocat_arena.bench.load import measure_soak
+    from tacocat_arena.bench.load import SoakSlice, measure_soak
 
     if games < 2 or games_at_once < 1:
         raise click.UsageError("--games must be >= 2 and --games-at-once >= 1")
     click.echo(f"before: {_load_text()}")
 
-    def progress(done: int, mib: float) -> None:
-        click.echo(f"  {done:6d} games  RSS {mib:7.1f} MiB")
+    def progress(part: SoakSlice) -> None:
+        click.echo(
+            f"  {part.games:6d} games  RSS {part.rss_mib:7.1f} MiB  longest untimed gap "
+            f"{part.max_untimed_ms:6.1f} ms  GC pause {part.max_gc_pause_ms:6.1f} ms"
+        )
 
     figures = asyncio.run(measure_soak(games, games_at_once, progress=progress))
     click.echo(
         f"{figures.games} games in {figures.seconds:.0f} s; RSS {figures.rss[0][1]:.1f} -> "
         f"{figures.rss[-1][1]:.1f} MiB: +{figures.growth_first_half_mib:.1f} MiB over the first "
         f"half, +{figures.growth_second_half_mib:.1f} MiB over the second; false timeouts "
-        f"{figures.false_timeouts}"
+        f"{figures.false_timeouts}; longest untimed gap {figures.max_untimed_ms:.1f} ms, "
+        f"longest GC pause {figures.max_gc_pause_ms:.1f} ms"
     )
     click.echo(f"after: {_load_text()}")

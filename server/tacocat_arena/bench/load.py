@@ -118,6 +118,18 @@ class LoadFigures:
 
 
 @dataclass(frozen=True)
+class SoakSlice:
+    """What one slice of a soak ended with, and the worst of it."""
+
+    games: int
+    rss_mib: float
+    #: The longest untimed gap of any game finished in the slice.
+    max_untimed_ms: float
+    #: The longest garbage-collector pause in the slice (it grows with the heap).
+    max_gc_pause_ms: float
+
+
+@dataclass(frozen=True)
 class SoakFigures:
     """RSS after each slice of a long run of games."""
 
@@ -126,6 +138,8 @@ class SoakFigures:
     #: (games finished, RSS in MiB) samples, the first before any game.
     rss: tuple[tuple[int, float], ...]
     false_timeouts: int
+    max_untimed_ms: float = 0.0
+    max_gc_pause_ms: float = 0.0
 
     @property
     def growth_first_half_mib(self) -> float:
@@ -319,28 +333,40 @@ async def measure_soak(
     games: int,
     games_at_once: int = 64,
     samples: int = 20,
-    progress: Callable[[int, float], None] | None = None,
+    progress: Callable[[SoakSlice], None] | None = None,
 ) -> SoakFigures:
-    """Play ``games`` games, ``games_at_once`` at a time, sampling RSS ``samples`` times."""
+    """Play ``games`` games, ``games_at_once`` at a time, sampling RSS ``samples`` times
+    (with each slice's longest untimed gap and GC pause: neither may grow as caches fill)."""
     every = max(1, games // samples)
     rss = [(0, rss_mib())]
     finished = false_timeouts = 0
+    slice_untimed = max_untimed = max_pause = 0.0
     async with _Arena(games_at_once, 1000) as arena:
         counter = iter(range(games))
         started = time.monotonic()
+        pauses = _Pauses().__enter__()
+
+        def count(report: GameReport) -> None:
+            nonlocal finished, false_timeouts, slice_untimed, max_untimed, max_pause
+            finished += 1
+            slice_untimed = max(slice_untimed, report.max_untimed_ms)
+            if report.outcome.termination is Termination.FORFEIT_TIMEOUT:
+                false_timeouts += 1
+            if finished % every == 0 or finished == games:
+                rss.append((finished, rss_mib()))
+                pause_ms = pauses.longest * 1000
+                if progress is not None:
+                    progress(SoakSlice(finished, rss[-1][1], slice_untimed, pause_ms))
+                max_untimed, max_pause = max(max_untimed, slice_untimed), max(max_pause, pause_ms)
+                slice_untimed = pauses.longest = 0.0
 
         async def worker() -> None:
-            nonlocal finished, false_timeouts
             for index in counter:
-                report = await arena.play(index)
-                finished += 1
-                if report.outcome.termination is Termination.FORFEIT_TIMEOUT:
-                    false_timeouts += 1
-                if finished % every == 0 or finished == games:
-                    rss.append((finished, rss_mib()))
-                    if progress is not None:
-                        progress(finished, rss[-1][1])
+                count(await arena.play(index))
 
-        await asyncio.gather(*(worker() for _ in range(games_at_once)))
+        try:
+            await asyncio.gather(*(worker() for _ in range(games_at_once)))
+        finally:
+            pauses.__exit__()
         elapsed = time.monotonic() - started
-    return SoakFigures(games, elapsed, tuple(rss), false_timeouts)
+    return SoakFigures(games, elapsed, tuple(rss), false_timeouts, max_untimed, max_pause)
