@@ -72,8 +72,6 @@ def run_command(
     overrides: Mapping[str, Any],
     resume: bool,
     quiet: bool,
-    serve_at: tuple[str, int] | None = None,
-    tokens: Mapping[str, str] | None = None,
     debug: bool = False,
     strict: bool = False,
     sprt: Sprt | None = None,
@@ -81,7 +79,7 @@ def run_command(
     workers: int | None = None,
     cluster: str | None = None,
 ) -> None:
-    """``tacocat-arena run`` (and ``serve``, ``play``): load, play, write, show.
+    """``tacocat-arena run`` (and ``play``): load, play, write, show.
 
     ``debug`` is the debug mode of ``--debug``: see ``DEBUG_OVERRIDES``.  ``strict`` sets
     the SDK's strict mode in the environment that the bots inherit.  ``sprt`` (two bots
@@ -91,22 +89,16 @@ def run_command(
     elsewhere (``tournament.executors``).
     """
     console = output_console()
-    executor = _executor(workers, cluster, debug=debug, serving=serve_at is not None)
+    executor = _executor(workers, cluster, debug=debug)
     if strict:
         os.environ[STRICT_ENV] = "1"
     if debug:
         overrides = {**overrides, **DEBUG_OVERRIDES}
         quiet = True  # a progress bar would fight the bots' output
     try:
-        config = load_config(config_file, overrides, bots, external_ok=serve_at is not None)
+        config = load_config(config_file, overrides, bots)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
-    if serve_at is not None:
-        missing = [b.name for b in config.bots if b.is_external and b.name not in (tokens or {})]
-        if missing:
-            raise click.ClickException(
-                f'no token for {", ".join(missing)}: add name = "token" lines to --tokens'
-            )
     try:
         for bot in config.bots:
             if not bot.is_external:
@@ -146,7 +138,7 @@ def run_command(
     try:
         with sigterm_as_ctrl_c() as terminated:
             outcome = _run_with_progress(
-                config, store, console, quiet, serve_at, tokens, monitor, report_every, executor
+                config, store, console, quiet, monitor, report_every, executor
             )
     except (BotStartError, ListenError, ExecutorError) as error:
         store.close()
@@ -165,8 +157,7 @@ def run_command(
         console.print(
             f"\nInterrupted{' (SIGTERM)' if terminated else ''}. {done} finished games are "
             f"saved in {store.path}.\nResume with: "
-            f"tacocat-arena {'serve ...' if serve_at else 'run'} "
-            f"{_resume_hint(config_file, config)} --resume"
+            f"tacocat-arena run {_resume_hint(config_file, config)} --resume"
         )
         # The shell's convention: 128 + the signal's number (SIGINT 130, SIGTERM 143).
         raise SystemExit(128 + (signal.SIGTERM if terminated else signal.SIGINT)) from None
@@ -271,8 +262,6 @@ def _run_with_progress(
     store: TournamentStore,
     console: Console,
     quiet: bool,
-    serve_at: tuple[str, int] | None,
-    tokens: Mapping[str, str] | None,
     monitor: MatchMonitor | None = None,
     report_every: int | None = None,
     executor: Executor | None = None,
@@ -315,16 +304,6 @@ def _run_with_progress(
             standings = compute_tables(config, store).standings
             progress.console.print(render_standings(standings, title=f"After {done} games"))
 
-    host, port = serve_at or ("127.0.0.1", 0)
-
-    def on_listening(bound: int) -> None:
-        if serve_at is not None:
-            waiting = ", ".join(b.name for b in config.bots if b.is_external)
-            progress.console.print(
-                f"Referee listening on {host}:{bound}; waiting up to "
-                f"{config.connect_timeout_s:g} s for: {waiting}"
-            )
-
     if executor is not None:
         progress.console.print(
             f"Games run on {executor.description}, in batches of duplicate pairs"
@@ -338,28 +317,20 @@ def _run_with_progress(
                 store,
                 on_start=on_start,
                 on_game=on_game,
-                host=host,
-                port=port,
-                tokens=tokens,
-                on_listening=on_listening,
                 should_stop=lambda: monitor is not None and monitor.is_decided,
                 on_notice=progress.console.print,
             )
         )
 
 
-def _executor(
-    workers: int | None, cluster: str | None, *, debug: bool, serving: bool
-) -> Executor | None:
+def _executor(workers: int | None, cluster: str | None, *, debug: bool) -> Executor | None:
     """Where the games run: here (None), in local workers, or on a Dask cluster."""
     if workers is None and cluster is None:
         return None
     if workers is not None and cluster is not None:
         raise click.UsageError("--workers and --cluster exclude each other: choose one")
-    if debug or serving:
-        raise click.UsageError(
-            f"--{'debug' if debug else 'serve'} plays in this process: drop --workers/--cluster"
-        )
+    if debug:
+        raise click.UsageError("--debug plays in this process: drop --workers/--cluster")
     if cluster is not None:
         return DaskCluster(cluster)
     assert workers is not None

@@ -78,8 +78,9 @@ async def run_tournament(
     Once ``should_stop()`` is true (a sequential test has decided) no further game starts;
     the games already in play finish and are saved.
 
-    Bots with a command are started here with generated tokens; bots without one
-    (``tacocat-arena serve``) connect by themselves with their token from ``tokens``.
+    Bots with a command are started here with generated tokens; bots without one (remote
+    bots, which only this function's callers can configure: ``run`` starts every bot it
+    plays) connect to ``host:port`` by themselves with their token from ``tokens``.
     ``on_notice`` receives what the organizer should know before the games start: which
     sandbox each bot runs in, which limits are in force, and any warning about them.
     """
