@@ -18,14 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tacocat_arena.engine import Termination
+from tacocat_arena.tournament.storage import (
+    GAME_COLUMNS_DDL,
+    RESULT_COLUMNS,
+    result_from_row,
+    result_values,
+)
 from tacocat_arena.tournament.tables import GameResult
 
 DB_NAME = "arena.sqlite"
 LADDER = "ladder"
 """The ``event`` of games the ladder pairs (round-robin events are named by the organizer)."""
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS players (
     name TEXT PRIMARY KEY,
@@ -37,22 +42,7 @@ CREATE TABLE IF NOT EXISTS games (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     game_id TEXT NOT NULL UNIQUE,
     event TEXT NOT NULL,
-    pair INTEGER NOT NULL,
-    seat0 TEXT NOT NULL,
-    seat1 TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    winner INTEGER,
-    reason TEXT NOT NULL,
-    rounds INTEGER NOT NULL,
-    decisions0 INTEGER NOT NULL,
-    decisions1 INTEGER NOT NULL,
-    ms0 REAL NOT NULL,
-    ms1 REAL NOT NULL,
-    forfeit_by INTEGER,
-    detail TEXT NOT NULL,
-    record TEXT NOT NULL,
-    finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
+    pair INTEGER NOT NULL,{GAME_COLUMNS_DDL});
 CREATE INDEX IF NOT EXISTS games_seat0 ON games (seat0, seq);
 CREATE INDEX IF NOT EXISTS games_seat1 ON games (seat1, seq);
 """
@@ -200,25 +190,13 @@ class ArenaStore:
     ) -> StoredGame:
         """Commit one finished game (durable on return) and return it as stored."""
         cursor = (db or self.db).execute(
-            "INSERT INTO games (game_id, event, pair, seat0, seat1, seed, winner, reason, rounds,"
-            " decisions0, decisions1, ms0, ms1, forfeit_by, detail, record)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO games ({RESULT_COLUMNS}, event, pair, detail, record)"
+            f" VALUES ({', '.join('?' * (len(RESULT_COLUMNS.split(',')) + 4))})"
             " RETURNING seq, finished_at",
             (
-                result.game_id,
+                *result_values(result),
                 event,
                 pair,
-                result.seats[0],
-                result.seats[1],
-                _seed_to_sql(result.seed),
-                result.winner,
-                result.reason.value,
-                result.rounds,
-                result.decisions[0],
-                result.decisions[1],
-                result.decision_ms[0],
-                result.decision_ms[1],
-                result.forfeit_by,
                 detail,
                 json.dumps(record, separators=(",", ":")),
             ),
@@ -262,10 +240,7 @@ class ArenaStore:
         return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
 
-_COLUMNS = (
-    "seq, game_id, seat0, seat1, seed, winner, reason, rounds, decisions0, decisions1, ms0,"
-    " ms1, forfeit_by, event, pair, detail, finished_at"
-)
+_COLUMNS = f"{RESULT_COLUMNS}, seq, event, pair, detail, finished_at"
 
 
 def _filters(bot: str | None, event: str | None) -> tuple[str, list[Any]]:
@@ -279,22 +254,6 @@ def _filters(bot: str | None, event: str | None) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
-def _seed_to_sql(seed: int) -> int:
-    """Deal seeds are unsigned 64-bit, SQLite integers signed: store the two's complement."""
-    return seed - 2**64 if seed >= 2**63 else seed
-
-
 def _stored(row: tuple[Any, ...]) -> StoredGame:
-    seed = row[4] + 2**64 if row[4] < 0 else row[4]
-    result = GameResult(
-        game_id=row[1],
-        seats=(row[2], row[3]),
-        seed=seed,
-        winner=row[5],
-        reason=Termination(row[6]),
-        rounds=row[7],
-        decisions=(row[8], row[9]),
-        decision_ms=(row[10], row[11]),
-        forfeit_by=row[12],
-    )
-    return StoredGame(row[0], result, row[13], row[14], row[15], row[16])
+    seq, event, pair, detail, finished_at = row[12:17]
+    return StoredGame(seq, result_from_row(row), event, pair, detail, finished_at)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,9 @@ from tacocat_arena.engine import Termination
 from tacocat_arena.tournament.tables import GameResult
 
 DB_NAME = "tournament.sqlite"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS games (
-    game_id TEXT PRIMARY KEY,
+#: The columns of a finished game after its id, in this store and in the arena's
+#: (``arena/store.py``): the result, the detail, the record and when it was committed.
+GAME_COLUMNS_DDL = """
     seat0 TEXT NOT NULL,
     seat1 TEXT NOT NULL,
     seed INTEGER NOT NULL,
@@ -38,7 +37,10 @@ CREATE TABLE IF NOT EXISTS games (
     detail TEXT NOT NULL,
     record TEXT NOT NULL,
     finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
+"""
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (game_id TEXT PRIMARY KEY,{GAME_COLUMNS_DDL});
 """
 
 
@@ -102,25 +104,8 @@ class TournamentStore:
     def save(self, result: GameResult, detail: str, record: dict[str, Any]) -> None:
         """Commit one finished game (durable on return)."""
         self.db.execute(
-            "INSERT INTO games (game_id, seat0, seat1, seed, winner, reason, rounds, decisions0,"
-            " decisions1, ms0, ms1, forfeit_by, detail, record)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                result.game_id,
-                result.seats[0],
-                result.seats[1],
-                _seed_to_sql(result.seed),
-                result.winner,
-                result.reason.value,  # the enum's value only in the row
-                result.rounds,
-                result.decisions[0],
-                result.decisions[1],
-                result.decision_ms[0],
-                result.decision_ms[1],
-                result.forfeit_by,
-                detail,
-                json.dumps(record, separators=(",", ":")),
-            ),
+            f"INSERT INTO games ({RESULT_COLUMNS}, detail, record) VALUES ({_PLACES}, ?, ?)",
+            (*result_values(result), detail, json.dumps(record, separators=(",", ":"))),
         )
         for listener in self.on_commit:
             listener(result, detail, record)
@@ -135,20 +120,22 @@ class TournamentStore:
 
     def results(self) -> list[GameResult]:
         """Every finished game, in the order they finished."""
-        query = f"SELECT {_COLUMNS} FROM games ORDER BY rowid"
-        return [_result(row) for row in self.db.execute(query)]
+        query = f"SELECT {RESULT_COLUMNS} FROM games ORDER BY rowid"
+        return [result_from_row(row) for row in self.db.execute(query)]
 
     def rows(self) -> Iterator[tuple[GameResult, str, dict[str, Any]]]:
         """Every finished game with its detail and full record, in finishing order."""
-        query = f"SELECT {_COLUMNS}, detail, record FROM games ORDER BY rowid"
+        query = f"SELECT {RESULT_COLUMNS}, detail, record FROM games ORDER BY rowid"
         for row in self.db.execute(query):
-            yield _result(row), row[12], json.loads(row[13])
+            yield result_from_row(row), row[-2], json.loads(row[-1])
 
 
-_COLUMNS = (
+#: A ``GameResult``'s columns, in the order of ``result_values`` and ``result_from_row``.
+RESULT_COLUMNS = (
     "game_id, seat0, seat1, seed, winner, reason, rounds, decisions0, decisions1, ms0, ms1,"
     " forfeit_by"
 )
+_PLACES = ", ".join("?" * len(RESULT_COLUMNS.split(",")))
 
 
 def read_games(path: Path) -> Iterator[tuple[str, tuple[str, str], dict[str, Any]]]:
@@ -169,20 +156,31 @@ def read_games(path: Path) -> Iterator[tuple[str, tuple[str, str], dict[str, Any
         db.close()
 
 
-def _seed_to_sql(seed: int) -> int:
-    """Deal seeds are unsigned 64-bit, SQLite integers signed: store the two's complement."""
-    return seed - 2**64 if seed >= 2**63 else seed
+def result_values(result: GameResult) -> tuple[Any, ...]:
+    """``result`` as the values of ``RESULT_COLUMNS``."""
+    return (
+        result.game_id,
+        result.seats[0],
+        result.seats[1],
+        # Deal seeds are unsigned 64-bit, SQLite integers signed: store the two's complement.
+        result.seed - 2**64 if result.seed >= 2**63 else result.seed,
+        result.winner,
+        result.reason.value,  # the enum's value only in the row
+        result.rounds,
+        result.decisions[0],
+        result.decisions[1],
+        result.decision_ms[0],
+        result.decision_ms[1],
+        result.forfeit_by,
+    )
 
 
-def _seed_from_sql(value: int) -> int:
-    return value + 2**64 if value < 0 else value
-
-
-def _result(row: tuple[Any, ...]) -> GameResult:
+def result_from_row(row: Sequence[Any]) -> GameResult:
+    """The ``GameResult`` of a row that starts with ``RESULT_COLUMNS``."""
     return GameResult(
         game_id=row[0],
         seats=(row[1], row[2]),
-        seed=_seed_from_sql(row[3]),
+        seed=row[3] + 2**64 if row[3] < 0 else row[3],
         winner=row[4],
         reason=Termination(row[5]),
         rounds=row[6],
