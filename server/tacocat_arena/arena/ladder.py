@@ -31,6 +31,7 @@ from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
 from tacocat_arena.referee import BotSession, GameReport, Referee, RefereeSettings
 from tacocat_arena.tournament.ratings import fit_ratings
+from tacocat_arena.tournament.runner import game_result
 from tacocat_arena.tournament.schedule import deal_seed
 from tacocat_arena.tournament.tables import (
     GameResult,
@@ -410,21 +411,6 @@ async def _end_session(
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(session.idle.wait(), min(2.0, wait_s))
     session.close(message)
-
-
-def game_result(report: GameReport) -> GameResult:
-    """The stored result of a referee's report."""
-    return GameResult(
-        game_id=report.game_id,
-        seats=report.seats,
-        seed=report.seed,
-        winner=report.outcome.winner,
-        reason=report.outcome.termination,
-        rounds=report.rounds,
-        decisions=(report.decisions[0], report.decisions[1]),
-        decision_ms=(report.think_ms[0], report.think_ms[1]),
-        forfeit_by=report.forfeit_by,
-    )
 
 
 def _rating_history(

@@ -200,7 +200,7 @@ async def run_tournament(
                 if should_stop():
                     return
                 report = await _play_one(planned, referee, processes, config)
-                result = _result(report, planned)
+                result = game_result(report, planned.seats)
                 store.save(result, report.detail, report.record)
                 done += 1
                 played += 1
@@ -307,10 +307,12 @@ def _unplayed(planned: PlannedGame, seat: int, detail: str, termination: Termina
     return GameReport.unplayed(planned.game_id, planned.seats, planned.seed, outcome, detail)
 
 
-def _result(report: GameReport, planned: PlannedGame) -> GameResult:
+def game_result(report: GameReport, seats: tuple[str, str] | None = None) -> GameResult:
+    """The stored result of a referee's report; ``seats`` names the bots when the sessions
+    that played were other instances of them (twins: ``NAME~B``)."""
     return GameResult(
         game_id=report.game_id,
-        seats=planned.seats,  # the bots' names, whichever instance played
+        seats=seats or report.seats,
         seed=report.seed,
         winner=report.outcome.winner,
         reason=report.outcome.termination,
