@@ -19,7 +19,7 @@ import grpc
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
-from tacocat_arena.protocol.wire import PROTOCOL_VERSION
+from tacocat_arena.protocol.wire import PROTOCOL_VERSION, ignored_error
 
 
 class BotGone(Exception):
@@ -191,17 +191,7 @@ class BotLink:
 
     async def _error(self, game_id: str, request_id: int, code: pb.ErrorCode, text: str) -> None:
         try:
-            await self.send(
-                pb.RefereeMessage(
-                    error=pb.Error(
-                        game_id=game_id,
-                        request_id=request_id,
-                        code=code,
-                        message=text,
-                        outcome=pb.ERROR_OUTCOME_IGNORED,
-                    )
-                )
-            )
+            await self.send(ignored_error(game_id, request_id, code, text))
         except BotGone:
             pass
 

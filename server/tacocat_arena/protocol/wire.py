@@ -512,6 +512,21 @@ def default_action(view: SeatView) -> Action:
     return Replace(())
 
 
+# -- errors --------------------------------------------------------------------------------------
+def ignored_error(game_id: str, request_id: int, code: Any, text: str) -> pb.RefereeMessage:
+    """The Error answering a message the referee ignores (it changes nothing: the request,
+    if any, stays open and its clock runs on)."""
+    return pb.RefereeMessage(
+        error=pb.Error(
+            game_id=game_id,
+            request_id=request_id,
+            code=code,
+            message=text,
+            outcome=pb.ERROR_OUTCOME_IGNORED,
+        )
+    )
+
+
 def describe(message: Any) -> str:
     """A short text form of a protobuf message for error texts."""
     return " ".join(str(message).split())[:200]

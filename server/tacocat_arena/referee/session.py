@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from tacocat.v1 import arena_pb2 as pb
+from tacocat_arena.protocol.wire import ignored_error
 from tacocat_arena.referee.settings import SessionLimits
 
 #: How many answered or timed-out request ids (and ended games) a session remembers, to tell
@@ -301,17 +302,7 @@ class BotSession:
         if self._unanswered:
             text += f" ({self._unanswered} more ignored messages were not answered one by one)"
             self._unanswered = 0
-        self.post(
-            pb.RefereeMessage(
-                error=pb.Error(
-                    game_id=game_id,
-                    request_id=request_id,
-                    code=code,
-                    message=text,
-                    outcome=pb.ERROR_OUTCOME_IGNORED,
-                )
-            )
-        )
+        self.post(ignored_error(game_id, request_id, code, text))
 
     # -- the end -------------------------------------------------------------------------------
     def _closed_text(self) -> str:
