@@ -513,7 +513,9 @@ def default_action(view: SeatView) -> Action:
 
 
 # -- errors --------------------------------------------------------------------------------------
-def ignored_error(game_id: str, request_id: int, code: Any, text: str) -> pb.RefereeMessage:
+def ignored_error(
+    game_id: str, request_id: int, code: pb.ErrorCode, text: str
+) -> pb.RefereeMessage:
     """The Error answering a message the referee ignores (it changes nothing: the request,
     if any, stays open and its clock runs on)."""
     return pb.RefereeMessage(

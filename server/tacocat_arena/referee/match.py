@@ -81,7 +81,7 @@ class GameReport:
     #: The clock time of every other answered decision, by index in ``game.actions``.  Kept
     #: as plain floats, not notes: a dict of floats is invisible to the cyclic garbage
     #: collector, whose full collections would otherwise walk one object per decision of
-    #: every game in flight (docs/protocol.md, "Garbage collection").
+    #: every game in flight (see referee/heap.py).
     action_ms: dict[int, float] = field(default_factory=dict, repr=False)
     #: The clock and failure policy of the game, as the record states them.
     referee: dict[str, Any] | None = field(default=None, repr=False)
