@@ -1,24 +1,33 @@
 """Information-set Monte Carlo tree search (Cowling, Powley and Whitehouse, 2012) on the engine.
 
 This is their single-observer ISMCTS (SO-ISMCTS): the tree's nodes are the information sets
-of the searching seat.  Each simulation samples a world consistent with what the seat knows
-(``worlds.sample_world``), walks down the tree choosing actions by UCB1, and plays the rest
-of the round out with ``GreedyPolicy`` for both seats; the round's result (+1 won, -1 lost,
+of the searching seat.  Each simulation deals a world consistent with what the seat knows
+(``worlds.RoundWorlds``), walks down the tree choosing actions by UCB1, and plays the rest
+of the round out with the greedy policy for both seats; the round's result (+1 won, -1 lost,
 0 tied) is credited to every action on the path, from the point of view of the seat that
-chose it.  The seat's own decisions are keyed by its view (``information_key``); the
-opponent's decisions by the searching seat's view at that moment, since that is all it
-knows of them, and the opponent's candidate actions are those legal with the hand it holds
-in this world, so UCB1 counts, for each action, the visits in which it was available
-("availability", the paper's fix for actions that are legal in some worlds only).
+chose it.  A node is keyed by what the searching seat has seen since its parent (its public
+events and its own draws), so two simulations share a node exactly when the seat could not
+tell them apart.  The opponent's decisions are nodes of the same tree (the searching seat's
+information set at that moment, since that is all it knows of them); the opponent's
+candidate actions are those legal with the hand it holds in this world, so UCB1 counts, for
+each action, the visits in which it was available ("availability", the paper's fix for
+actions that are legal in some worlds only).
 
 In a simultaneous decision the searching seat commits first in every simulation: the engine
 keeps a committed choice out of every view until both have committed, so the opponent's node
-(keyed by a view that does not show the commitment) cannot depend on it.  The most visited
-action at the root is played.
+(keyed by what the searching seat has seen, which does not show the commitment) cannot
+depend on it.  The most visited action at the root is played.
 
 Candidate actions: every duel value and every attack; one defence per distinct outcome (the
 cards kept and who wins the trick); and for the replace, the ``replace_ideas`` below.  The
-round is the horizon because the whole deck is reshuffled after it (M4).
+round is the horizon because the whole deck is reshuffled after it (M4), and a round has no
+margin: the next position depends on the winner alone, so +1/-1 per round already orders the
+outcomes as the game does (a tie replays the same position, worth about the mean of the two).
+
+Speed (all of it goes into iterations): a world is a copy of one template with the hidden
+cards dealt anew, not a replay of the round; no view is built inside a simulation (the keys
+read the seat's event log, the greedy playout and the candidates read the game's hands, and
+candidates are cached per hand).
 """
 
 from __future__ import annotations
@@ -26,50 +35,59 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import islice
+from typing import cast
 
 from tacocat_arena.engine import (
     Action,
     Attack,
+    Card,
     DecisionKind,
     Defend,
     Duel,
     Game,
     Replace,
     SeatView,
-    build_view,
     enumerate_defences,
+    legal_attacks,
 )
-from tacocat_arena.play.policies import GreedyPolicy
-from tacocat_arena.play.worlds import sample_world
+from tacocat_arena.play.policies import greedy_action
+from tacocat_arena.play.worlds import RoundWorlds
 
-GREEDY = GreedyPolicy()
 _DEFENCE_LIMIT = 2000  # distinct defences enumerated per node (long jumbos have thousands)
+_REPLACE = DecisionKind.REPLACE
 
 
 class _Node:
-    """One information set: per action its visits, value sum and availability count."""
+    """One information set: per action its visits, value sum and availability count, and the
+    information sets that follow it (keyed by what the searching seat sees next)."""
 
-    __slots__ = ("stats",)
+    __slots__ = ("stats", "children")
 
     def __init__(self) -> None:
         self.stats: dict[Action, list[float]] = {}  # action -> [visits, value, available]
+        self.children: dict[tuple[object, ...], _Node] = {}
 
     def choose(self, actions: Sequence[Action], uct: float, rng: random.Random) -> Action:
         """An available action never tried first (at random), then UCB1 over availability."""
         stats = self.stats
-        untried = [action for action in actions if action not in stats]
+        untried = []
         for action in actions:
-            if action in stats:
-                stats[action][2] += 1
+            entry = stats.get(action)
+            if entry is None:
+                untried.append(action)
+            else:
+                entry[2] += 1
         if untried:
             action = untried[int(rng.random() * len(untried))]
             stats[action] = [0.0, 0.0, 1.0]
             return action
         best, best_score = actions[0], -math.inf
+        log, sqrt = math.log, math.sqrt
         for action in actions:
             visits, value, available = stats[action]
-            score = value / visits + uct * math.sqrt(math.log(available) / visits)
+            score = value / visits + uct * sqrt(log(available) / visits)
             if score > best_score:
                 best, best_score = action, score
         return best
@@ -98,99 +116,85 @@ class IsmctsPolicy:
         if len(root_actions) == 1:
             return root_actions[0]
         root = _Node()
-        tree: dict[tuple[object, ...], _Node] = {}
+        worlds = RoundWorlds(view, self.rng)
         for _ in range(self.iterations):
-            world = sample_world(view, self.rng, whole_game=False)
-            self._simulate(world, root, root_actions, view.seat, tree)
+            self._simulate(worlds.sample(), root, root_actions, view.seat)
         return root.most_visited()
 
-    def _simulate(
-        self,
-        game: Game,
-        root: _Node,
-        root_actions: Sequence[Action],
-        me: int,
-        tree: dict[tuple[object, ...], _Node],
-    ) -> None:
-        """One simulation from a world at the root's moment: every world starts in the root
-        (the view's information set), whatever its round is numbered (see ``sample_world``)."""
-        round_number = game.round
-        action = root.choose(root_actions, self.uct, self.rng)
+    def _simulate(self, game: Game, root: _Node, root_actions: Sequence[Action], me: int) -> None:
+        """One simulation in a world at the root's moment: down the tree, one new node, then
+        the greedy playout to the round's end (the world's game ends with its round)."""
+        uct, rng = self.uct, self.rng
+        seen = game.seen[me]  # what this seat has seen since the root, as the engine logs it
+        action = root.choose(root_actions, uct, rng)
         path: list[tuple[_Node, Action, int]] = [(root, action, me)]
         game.apply(me, action)
-        while game.outcome is None and game.round == round_number:
-            pending = game.pending
-            seat = me if me in pending else min(pending)
-            mine = build_view(game, me)
-            key = (seat == me, *information_key(mine))
-            node = tree.get(key)
-            if node is None:
-                tree[key] = node = _Node()
-                expanded = True
-            else:
-                expanded = False
-            view = mine if seat == me else build_view(game, seat)
-            action = node.choose(candidates(view), self.uct, self.rng)
+        node, mark = root, 0
+        while game.outcome is None:
+            seat = me if me in game.pending else 1 - me
+            key = (seat, game.phase, tuple([tuple(event.values()) for event in seen[mark:]]))
+            mark = len(seen)
+            child = node.children.get(key)
+            expanded = child is None
+            if child is None:
+                node.children[key] = child = _Node()
+            node = child
+            action = node.choose(_game_candidates(game, seat), uct, rng)
             path.append((node, action, seat))
             game.apply(seat, action)
             if expanded:
                 break  # one new node per simulation, then the playout
-        winner = _play_out_round(game, round_number)
+        while game.outcome is None:
+            for seat in sorted(game.pending):
+                game.apply(seat, _greedy(game, seat))
+        winner = game.round_results[-1].winner
         for node, action, seat in path:
             entry = node.stats[action]
             entry[0] += 1
             entry[1] += 0.0 if winner is None else (1.0 if winner == seat else -1.0)
 
 
-def _play_out_round(game: Game, round_number: int) -> int | None:
-    """Finish the round with the greedy policy for both seats; the round's winner."""
-    while game.outcome is None and game.round == round_number:
-        views = [build_view(game, seat) for seat in sorted(game.pending)]
-        for view in views:
-            game.apply(view.seat, GREEDY.act(view))
-    for result in reversed(game.round_results):
-        if result.round == round_number:
-            return result.winner
-    return None
+def _greedy(game: Game, seat: int) -> Action:
+    kind = cast(DecisionKind, game.phase)  # a game in play always has a phase
+    limit = game.replace_limit(seat) if kind is _REPLACE else 0
+    return greedy_action(kind, game.hands[seat], limit, game.current_attack)
 
 
-def information_key(view: SeatView) -> tuple[object, ...]:
-    """What the seat to move knows of this round, as a hashable key (its information set)."""
-    return (
-        view.seat,
-        view.kind,
-        view.max_replace,
-        view.tacocat,
-        view.covered,
-        tuple(tuple(event.values()) for event in view.events),
-    )
+def _game_candidates(game: Game, seat: int) -> tuple[Action, ...]:
+    kind = cast(DecisionKind, game.phase)  # a game in play always has a phase
+    limit = game.replace_limit(seat) if kind is _REPLACE else 0
+    return _candidates(kind, game.hands[seat], limit, game.current_attack)
 
 
 def candidates(view: SeatView) -> list[Action]:
     """The actions the search considers for ``view``'s decision (greedy's first)."""
-    kind = view.kind
+    if view.kind is None:
+        raise ValueError("no decision is pending for this view")
+    hand, attack = tuple(view.hand), tuple(view.current_attack)
+    return list(_candidates(view.kind, hand, view.max_replace, attack))
+
+
+@lru_cache(maxsize=65536)
+def _candidates(
+    kind: DecisionKind, hand: tuple[Card, ...], max_replace: int, attack: tuple[Card, ...]
+) -> tuple[Action, ...]:
     options: list[Action]
     if kind is DecisionKind.DUEL:
-        options = [Duel(value) for value in sorted(set(view.hand))]
+        options = [Duel(value) for value in sorted(set(hand))]
     elif kind is DecisionKind.ATTACK:
-        options = [Attack(cards) for cards in _legal_attacks(view)]
+        options = [Attack(cards) for cards in legal_attacks(hand)]
     elif kind is DecisionKind.DEFEND:
-        options = defence_outcomes(view)
+        options = defence_outcomes(attack, hand)
     else:
-        options = [Replace(cards) for cards in replace_ideas(view)]
-    return list(dict.fromkeys([GREEDY.act(view), *options]))
+        options = [Replace(cards) for cards in replace_ideas(hand, max_replace)]
+    greedy = greedy_action(kind, hand, max_replace, attack)
+    return tuple(dict.fromkeys([greedy, *options]))
 
 
-def _legal_attacks(view: SeatView) -> tuple[tuple[int, ...], ...]:
-    legal = view.legal
-    return legal.attacks if legal is not None else ()
-
-
-def replace_ideas(view: SeatView) -> list[tuple[int, ...]]:
+def replace_ideas(hand: tuple[Card, ...], limit: int) -> list[tuple[Card, ...]]:
     """Replace candidates: nothing; every "all cards from value v up" (keeping the lowest);
-    the middle cards; and everything but the lowest, all capped at ``max_replace`` (R2)."""
-    lowest, *rest = view.hand
-    limit = view.max_replace
+    the middle cards; and everything but the lowest, all capped at ``limit`` (R2)."""
+    lowest, *rest = hand
     ideas = [(), tuple(c for c in rest if 5 <= c <= 8), tuple(rest)]
     ideas += [tuple(c for c in rest if c >= threshold) for threshold in sorted(set(rest))]
     capped = []
@@ -200,10 +204,9 @@ def replace_ideas(view: SeatView) -> list[tuple[int, ...]]:
     return list(dict.fromkeys(tuple(sorted(idea)) for idea in capped))
 
 
-def defence_outcomes(view: SeatView) -> list[Action]:
+def defence_outcomes(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> list[Action]:
     """One defence per distinct outcome: the cards kept and whether the trick is lost."""
-    attack, hand = view.current_attack, view.hand
-    outcomes: dict[tuple[bool, tuple[int, ...]], Action] = {}
+    outcomes: dict[tuple[bool, tuple[Card, ...]], Action] = {}
     for answers in islice(enumerate_defences(attack, hand), _DEFENCE_LIMIT):
         rest = list(hand)
         for answer in answers:

@@ -7,6 +7,7 @@ as an ``rng`` so that every game played with policies stays reproducible.
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from typing import Protocol
 
 from tacocat_arena.engine import (
@@ -82,19 +83,31 @@ class GreedyPolicy:
 
     def act(self, view: SeatView) -> Action:
         """Choose by the heuristic described in the class docstring."""
-        legal = view.legal
-        if legal is None:
+        if view.kind is None:
             raise ValueError("no decision is pending for this view")
-        hand = view.hand
-        kind = legal.kind
-        if kind is DecisionKind.REPLACE:
-            middle = [card for card in hand[1:] if card in self.MIDDLE]
-            return Replace(tuple(middle[: legal.max_replace]))
-        if kind is DecisionKind.DUEL:
-            return Duel(hand[-1] if len(hand) > 2 else hand[0])
-        if kind is DecisionKind.ATTACK:
-            return Attack(max(legal.attacks, key=lambda cards: _attack_score(cards, hand)))
-        return Defend(_greedy_defence(view.current_attack, hand))
+        return greedy_action(
+            view.kind, tuple(view.hand), view.max_replace, tuple(view.current_attack)
+        )
+
+
+def greedy_action(
+    kind: DecisionKind, hand: tuple[Card, ...], max_replace: int, attack: tuple[Card, ...]
+) -> Action:
+    """``GreedyPolicy``'s choice from the few values it reads (for playouts that build no view):
+    the decision, the sorted hand, the replace cap and the attack to answer."""
+    if kind is DecisionKind.REPLACE:
+        middle = [card for card in hand[1:] if card in GreedyPolicy.MIDDLE]
+        return Replace(tuple(middle[:max_replace]))
+    if kind is DecisionKind.DUEL:
+        return Duel(hand[-1] if len(hand) > 2 else hand[0])
+    if kind is DecisionKind.ATTACK:
+        return _greedy_attack(hand)
+    return _greedy_defence(attack, hand)
+
+
+@lru_cache(maxsize=65536)
+def _greedy_attack(hand: tuple[Card, ...]) -> Attack:
+    return Attack(max(legal_attacks(hand), key=lambda cards: _attack_score(cards, hand)))
 
 
 def _attack_score(cards: tuple[Card, ...], hand: tuple[Card, ...]) -> tuple[int, int, int]:
@@ -102,7 +115,8 @@ def _attack_score(cards: tuple[Card, ...], hand: tuple[Card, ...]) -> tuple[int,
     return (0 if spends_lowest else 1, len(cards), -max(cards))
 
 
-def _greedy_defence(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> tuple[Card | None, ...]:
+@lru_cache(maxsize=65536)
+def _greedy_defence(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> Defend:
     pool = list(hand[1:])  # keep the lowest card for the showdown
     answers: list[Card | None] = []
     for card in attack:
@@ -112,4 +126,4 @@ def _greedy_defence(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> tuple[C
             answers.append(fitting[0])
         else:
             answers.append(None)
-    return tuple(answers)
+    return Defend(tuple(answers))

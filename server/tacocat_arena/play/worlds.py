@@ -107,3 +107,71 @@ def sample_world(view: SeatView, rng: random.Random, *, whole_game: bool = True)
     for seat, action in actions:
         game.apply(seat, action)
     return game
+
+
+class RoundWorlds:
+    """Many worlds at one view's moment, for a search that stops at the end of this round.
+
+    ``sample_world`` rebuilds the round from its start and replays it, which costs more than
+    the rest of a simulation; but at the view's moment a world differs from another only in
+    the opponent's hand and the draw pile.  So one world is built (the template) and each
+    ``sample`` copies it with those dealt anew, uniformly among the cards the seat has not
+    seen and under the same constraint (nothing below a card the opponent sacrificed).
+    The copies are numbered the ruleset's last round, so the engine ends the game when the
+    round ends instead of dealing a next round that nothing would read; each copy's event log
+    and seat logs start empty at the view's moment.
+    """
+
+    def __init__(self, view: SeatView, rng: random.Random) -> None:
+        self.rng = rng
+        self.opponent = 1 - view.seat
+        unseen = Counter(view.ruleset.cards())
+        unseen.subtract(view.hand)
+        unseen.subtract(view.discards)  # this round's public cards, the attack included
+        self.unseen = list(unseen.elements())
+        self.size = view.opponent_hand_size
+        self.floor = _sacrifice_floor(view)
+        template = sample_world(view, rng, whole_game=False)
+        template.round = view.ruleset.max_rounds
+        template.events, template.actions, template.seen = [], [], ([], [])
+        self._slots = [(name, getattr(template, name)) for name in Game.__slots__]
+
+    def sample(self) -> Game:
+        """A fresh world: the opponent's hand and the draw pile dealt anew."""
+        cards = self.unseen[:]
+        self.rng.shuffle(cards)
+        size, floor = self.size, self.floor
+        if floor is None:
+            hand, pile = cards[:size], cards[size:]
+        else:
+            hand, pile = [], []
+            for card in cards:
+                (hand if card >= floor and len(hand) < size else pile).append(card)
+        game = Game.__new__(Game)
+        for name, value in self._slots:
+            setattr(game, name, _fresh(value))
+        hand.sort()
+        game.hands[self.opponent] = tuple(hand)
+        game.draw_pile = pile
+        return game
+
+
+def _fresh(value: object) -> object:
+    """``value``, or a copy of it if it is a mutable container (a game's lists and dicts)."""
+    if type(value) is list:
+        return list(value)
+    if type(value) is dict:
+        return dict(value)
+    if type(value) is tuple and value and type(value[0]) is list:
+        return tuple(list(item) for item in value)
+    return value
+
+
+def _sacrifice_floor(view: SeatView) -> Card | None:
+    """The opponent holds nothing lower than the highest card it sacrificed this round (P4)."""
+    floor: Card | None = None
+    for event in view.events:
+        if event["type"] == "defend" and event["seat"] != view.seat and event["sacrificed"]:
+            highest = max(event["sacrificed"])
+            floor = highest if floor is None else max(floor, highest)
+    return floor
