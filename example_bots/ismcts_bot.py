@@ -1,10 +1,12 @@
 """A bot that searches a tree of information sets: ISMCTS over sampled worlds.
 
 Each decision runs ``iterations`` simulations of ``tacocat_arena.play.ismcts.IsmctsPolicy``:
-sample the opponent's hand and the draw pile consistently with what this seat has seen,
-descend a tree whose nodes are what the seat to move can know, finish the round greedily,
-and credit the round's result.  On docs/sdk.md's ladder it plays the search bot even, at
-several times its CPU per decision; ``builtin:ismcts?iterations=200`` makes it faster.
+deal the opponent's hand and the draw pile consistently with what this seat has seen, try
+every candidate action in the same worlds, descend a tree of what this seat can know (its
+later decisions of the round are searched too, the opponent's are greedy's), finish the
+round greedily, and credit the round's result.  On docs/sdk.md's ladder it scores 0.56 ±
+0.07 against the search bot (``builtin:search``) at about three times its CPU per decision
+(roughly 60 ms at the default 600 iterations); ``builtin:ismcts?iterations=200`` is faster.
 
 Run it:  python example_bots/ismcts_bot.py
 """

@@ -120,8 +120,9 @@ def test_the_greedy_policy_plays_as_the_sdk_greedy_bot():
             assert policy.act(view) == bot.act(view)
 
 
-def test_candidates_are_legal_and_the_policy_picks_one():
-    policy = IsmctsPolicy(20, rng=random.Random(3))
+@pytest.mark.parametrize("greedy_opponent", [True, False], ids=["greedy-opponent", "so"])
+def test_candidates_are_legal_and_the_policy_picks_one(greedy_opponent):
+    policy = IsmctsPolicy(20, greedy_opponent=greedy_opponent, rng=random.Random(3))
     kinds = set()
     for views in pending_views(games=3, seed=3):
         for view in views:
@@ -161,8 +162,12 @@ def duel_position(seat):
 
 
 @pytest.mark.parametrize("seat", [0, 1])
-def test_the_search_defends_and_duels_to_win_from_either_seat(seat):
-    policy = IsmctsPolicy(60, rng=random.Random(seat))
+@pytest.mark.parametrize("paired", [True, False], ids=["paired", "ucb-root"])
+@pytest.mark.parametrize("greedy_opponent", [True, False], ids=["greedy-opponent", "so"])
+def test_the_search_defends_and_duels_to_win_from_either_seat(seat, paired, greedy_opponent):
+    policy = IsmctsPolicy(
+        60, paired=paired, greedy_opponent=greedy_opponent, rng=random.Random(seat)
+    )
     assert policy.act(defence_position(seat)) == Defend((11,))
     assert policy.act(duel_position(seat)) == Duel(12)
 

@@ -1,22 +1,29 @@
 """Information-set Monte Carlo tree search (Cowling, Powley and Whitehouse, 2012) on the engine.
 
-This is their single-observer ISMCTS (SO-ISMCTS): the tree's nodes are the information sets
-of the searching seat.  Each simulation deals a world consistent with what the seat knows
-(``worlds.RoundWorlds``), walks down the tree choosing actions by UCB1, and plays the rest
-of the round out with the greedy policy for both seats; the round's result (+1 won, -1 lost,
-0 tied) is credited to every action on the path, from the point of view of the seat that
-chose it.  A node is keyed by what the searching seat has seen since its parent (its public
-events and its own draws), so two simulations share a node exactly when the seat could not
-tell them apart.  The opponent's decisions are nodes of the same tree (the searching seat's
-information set at that moment, since that is all it knows of them); the opponent's
-candidate actions are those legal with the hand it holds in this world, so UCB1 counts, for
-each action, the visits in which it was available ("availability", the paper's fix for
-actions that are legal in some worlds only).
+The tree's nodes are the information sets of the searching seat (single-observer ISMCTS).
+Each simulation deals a world consistent with what the seat knows (``worlds.RoundWorlds``),
+walks down the tree choosing actions by UCB1, adds one node, and plays the rest of the round
+out with the greedy policy for both seats; the round's result (+1 won, -1 lost, 0 tied) is
+credited to every action on the path, from the point of view of the seat that chose it.  A
+node is keyed by what the searching seat has seen since its parent (public events and its
+own draws), so two simulations share a node exactly when the seat could not tell them apart;
+its candidate actions are those of its hand, so the tree searches the seat's later decisions
+of the round too, where the search bot (``example_bots/search_bot.py``) plays them greedily.
+
+Two choices, both measured against the search bot (docs/sdk.md's ladder):
+
+- ``paired`` (default): at the root every candidate is tried in the same worlds (each world
+  dealt once, then copied for each root action), as the search bot does, and the best total
+  wins; the luck of the deal cancels out of the root's comparison.  Below the root, UCB1.
+  Otherwise UCB1 at the root too, and the most visited action.
+- ``greedy_opponent`` (default): the opponent's decisions inside the tree are the greedy
+  policy's, like its playout.  Otherwise they are nodes of the same tree keyed by the
+  searching seat's information set, with candidates from the hand the opponent holds in
+  that world and availability counts in UCB1 (the paper's SO-ISMCTS).
 
 In a simultaneous decision the searching seat commits first in every simulation: the engine
-keeps a committed choice out of every view until both have committed, so the opponent's node
-(keyed by what the searching seat has seen, which does not show the commitment) cannot
-depend on it.  The most visited action at the root is played.
+keeps a committed choice out of every view and log until both have committed, so nothing the
+opponent's choice depends on can show the commitment.
 
 Candidate actions: every duel value and every attack; one defence per distinct outcome (the
 cards kept and who wins the trick); and for the replace, the ``replace_ideas`` below.  The
@@ -24,10 +31,10 @@ round is the horizon because the whole deck is reshuffled after it (M4), and a r
 margin: the next position depends on the winner alone, so +1/-1 per round already orders the
 outcomes as the game does (a tie replays the same position, worth about the mean of the two).
 
-Speed (all of it goes into iterations): a world is a copy of one template with the hidden
-cards dealt anew, not a replay of the round; no view is built inside a simulation (the keys
-read the seat's event log, the greedy playout and the candidates read the game's hands, and
-candidates are cached per hand).
+Speed, all of it spent on iterations: a world is a copy of one template with the hidden cards
+dealt anew, not a replay of the round; no view is built inside a simulation (keys read the
+seat's event log, the candidates and the greedy playout read the game's hands), and the
+candidates and greedy choices are cached per hand.
 """
 
 from __future__ import annotations
@@ -100,16 +107,25 @@ class IsmctsPolicy:
     """Information-set MCTS over sampled worlds; ``iterations`` simulations per decision."""
 
     def __init__(
-        self, iterations: int = 600, *, uct: float = 0.7, rng: random.Random | None = None
+        self,
+        iterations: int = 600,
+        *,
+        uct: float = 0.7,
+        paired: bool = True,
+        greedy_opponent: bool = True,
+        rng: random.Random | None = None,
     ) -> None:
         if iterations < 1:
             raise ValueError(f"iterations must be at least 1, got {iterations}")
         self.iterations = iterations
         self.uct = uct
+        self.paired = paired
+        self.greedy_opponent = greedy_opponent
         self.rng = rng if rng is not None else random.Random(0)
 
     def act(self, view: SeatView) -> Action:
-        """The most visited root action after ``iterations`` simulations."""
+        """The root action of the best value (``paired``) or the most visited one, after
+        ``iterations`` simulations."""
         if view.kind is None:
             raise ValueError("no decision is pending for this view")
         root_actions = candidates(view)
@@ -117,21 +133,44 @@ class IsmctsPolicy:
             return root_actions[0]
         root = _Node()
         worlds = RoundWorlds(view, self.rng)
-        for _ in range(self.iterations):
-            self._simulate(worlds.sample(), root, root_actions, view.seat)
-        return root.most_visited()
+        me = view.seat
+        if not self.paired:
+            for _ in range(self.iterations):
+                self._simulate(worlds.sample(), root, root_actions, me)
+            return root.most_visited()
+        for _ in range(max(2, self.iterations // len(root_actions))):
+            hidden = worlds.deal()
+            for action in root_actions:
+                self._simulate(worlds.build(*hidden), root, root_actions, me, action)
+        stats = root.stats  # every action seen equally often: greedy's (first) wins ties
+        return max(root_actions, key=lambda action: stats[action][1])
 
-    def _simulate(self, game: Game, root: _Node, root_actions: Sequence[Action], me: int) -> None:
-        """One simulation in a world at the root's moment: down the tree, one new node, then
-        the greedy playout to the round's end (the world's game ends with its round)."""
+    def _simulate(
+        self,
+        game: Game,
+        root: _Node,
+        root_actions: Sequence[Action],
+        me: int,
+        first: Action | None = None,
+    ) -> None:
+        """One simulation in a world at the root's moment: ``first`` (or UCB1's choice at the
+        root), down the tree, one new node, then the greedy playout to the round's end (the
+        world's game ends with its round)."""
         uct, rng = self.uct, self.rng
         seen = game.seen[me]  # what this seat has seen since the root, as the engine logs it
-        action = root.choose(root_actions, uct, rng)
+        if first is None:
+            action = root.choose(root_actions, uct, rng)
+        else:
+            action = first
+            root.stats.setdefault(action, [0.0, 0.0, 0.0])
         path: list[tuple[_Node, Action, int]] = [(root, action, me)]
         game.apply(me, action)
-        node, mark = root, 0
+        node, mark, greedy_opponent = root, 0, self.greedy_opponent
         while game.outcome is None:
             seat = me if me in game.pending else 1 - me
+            if greedy_opponent and seat != me:
+                game.apply(seat, _greedy(game, seat))  # the opponent modelled, not searched
+                continue
             key = (seat, game.phase, tuple([tuple(event.values()) for event in seen[mark:]]))
             mark = len(seen)
             child = node.children.get(key)

@@ -138,6 +138,10 @@ class RoundWorlds:
 
     def sample(self) -> Game:
         """A fresh world: the opponent's hand and the draw pile dealt anew."""
+        return self.build(*self.deal())
+
+    def deal(self) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
+        """The hidden cards of one world: the opponent's sorted hand and the draw pile."""
         cards = self.unseen[:]
         self.rng.shuffle(cards)
         size, floor = self.size, self.floor
@@ -147,12 +151,16 @@ class RoundWorlds:
             hand, pile = [], []
             for card in cards:
                 (hand if card >= floor and len(hand) < size else pile).append(card)
+        hand.sort()
+        return tuple(hand), tuple(pile)
+
+    def build(self, hand: tuple[Card, ...], pile: tuple[Card, ...]) -> Game:
+        """The world at the view's moment in which the opponent holds ``hand`` over ``pile``."""
         game = Game.__new__(Game)
         for name, value in self._slots:
             setattr(game, name, _fresh(value))
-        hand.sort()
-        game.hands[self.opponent] = tuple(hand)
-        game.draw_pile = pile
+        game.hands[self.opponent] = hand
+        game.draw_pile = list(pile)
         return game
 
 
