@@ -4,9 +4,10 @@ Each decision runs ``iterations`` simulations of ``tacocat_arena.play.ismcts.Ism
 deal the opponent's hand and the draw pile consistently with what this seat has seen, try
 every candidate action in the same worlds, descend a tree of what this seat can know (its
 later decisions of the round are searched too, the opponent's are greedy's), finish the
-round greedily, and credit the round's result.  On docs/sdk.md's ladder it scores 0.56 ±
-0.07 against the search bot (``builtin:search``) at about three times its CPU per decision
-(roughly 60 ms at the default 600 iterations); ``builtin:ismcts?iterations=200`` is faster.
+round greedily, and credit the round's result.  On docs/sdk.md's ladder it beats the search
+bot (``builtin:search``), narrowly (0.57 ± 0.06 over 120 duplicate pairs), at about three
+times its CPU per decision (roughly 60 ms at the default 600 iterations);
+``builtin:ismcts?iterations=200`` is faster.
 
 Run it:  python example_bots/ismcts_bot.py
 """

@@ -18,8 +18,8 @@ from tacocat_arena.play.worlds import RoundWorlds, sample_world
 from tacocat_bot import play_local
 
 
-def pending_views(games, seed):
-    policy = RandomPolicy(random.Random(seed))
+def pending_views(games, seed, policy=None):
+    policy = policy or RandomPolicy(random.Random(seed))
     for index in range(games):
         game = Game(seed=seed * 100 + index)
         while game.outcome is None:
@@ -100,6 +100,31 @@ def test_round_worlds_deal_only_the_hidden_cards_anew_and_respect_sacrifices():
     assert differs > 50 and floors > 5
 
 
+def test_round_worlds_can_read_that_the_opponent_kept_its_lowest_card():
+    rng = random.Random(9)
+    fits = {False: 0, True: 0}
+    checked = 0
+    for views in pending_views(games=30, seed=10, policy=GreedyPolicy()):  # keeps its lowest
+        for view in views:
+            opponent = 1 - view.seat
+            replaced = [e for e in view.events if e["type"] == "replace" and e["seat"] == opponent]
+            if not replaced or not replaced[0]["discarded"] or view.kind is DecisionKind.REPLACE:
+                continue
+            lowest_discard = min(replaced[0]["discarded"])
+            played = view.opponent_hand_size  # cards held now; the rest were played since
+            for kept_lowest in (False, True):
+                worlds = RoundWorlds(view, rng, kept_lowest=kept_lowest)
+                for _ in range(20):
+                    hand, _pile = worlds.deal()
+                    assert len(hand) == played
+                    fits[kept_lowest] += min(hand + tuple(worlds.played)) <= lowest_discard
+            checked += 1
+    assert checked > 20
+    # a world where the opponent never held a card as low as its lowest discard is impossible
+    # if it kept its lowest card; uniform worlds hold many of them, rejection far fewer
+    assert fits[True] == 20 * checked > fits[False]
+
+
 def test_a_round_world_ends_with_its_round_and_leaves_the_next_world_alone():
     view = next(pending_views(games=1, seed=7))[0]
     worlds = RoundWorlds(view, random.Random(2))
@@ -120,9 +145,13 @@ def test_the_greedy_policy_plays_as_the_sdk_greedy_bot():
             assert policy.act(view) == bot.act(view)
 
 
-@pytest.mark.parametrize("greedy_opponent", [True, False], ids=["greedy-opponent", "so"])
-def test_candidates_are_legal_and_the_policy_picks_one(greedy_opponent):
-    policy = IsmctsPolicy(20, greedy_opponent=greedy_opponent, rng=random.Random(3))
+@pytest.mark.parametrize(
+    ("greedy_opponent", "kept_lowest"), [(True, False), (False, False), (True, True)]
+)
+def test_candidates_are_legal_and_the_policy_picks_one(greedy_opponent, kept_lowest):
+    policy = IsmctsPolicy(
+        20, greedy_opponent=greedy_opponent, kept_lowest=kept_lowest, rng=random.Random(3)
+    )
     kinds = set()
     for views in pending_views(games=3, seed=3):
         for view in views:

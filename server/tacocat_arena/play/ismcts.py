@@ -10,7 +10,7 @@ own draws), so two simulations share a node exactly when the seat could not tell
 its candidate actions are those of its hand, so the tree searches the seat's later decisions
 of the round too, where the search bot (``example_bots/search_bot.py``) plays them greedily.
 
-Two choices, both measured against the search bot (docs/sdk.md's ladder):
+Three choices, each measured against the search bot (figures in docs/sdk.md):
 
 - ``paired`` (default): at the root every candidate is tried in the same worlds (each world
   dealt once, then copied for each root action), as the search bot does, and the best total
@@ -20,6 +20,8 @@ Two choices, both measured against the search bot (docs/sdk.md's ladder):
   policy's, like its playout.  Otherwise they are nodes of the same tree keyed by the
   searching seat's information set, with candidates from the hand the opponent holds in
   that world and availability counts in UCB1 (the paper's SO-ISMCTS).
+- ``kept_lowest`` (off by default): worlds in which the opponent kept its lowest card when it
+  replaced (``worlds.RoundWorlds``).
 
 In a simultaneous decision the searching seat commits first in every simulation: the engine
 keeps a committed choice out of every view and log until both have committed, so nothing the
@@ -113,6 +115,7 @@ class IsmctsPolicy:
         uct: float = 0.7,
         paired: bool = True,
         greedy_opponent: bool = True,
+        kept_lowest: bool = False,
         rng: random.Random | None = None,
     ) -> None:
         if iterations < 1:
@@ -121,6 +124,7 @@ class IsmctsPolicy:
         self.uct = uct
         self.paired = paired
         self.greedy_opponent = greedy_opponent
+        self.kept_lowest = kept_lowest
         self.rng = rng if rng is not None else random.Random(0)
 
     def act(self, view: SeatView) -> Action:
@@ -132,7 +136,7 @@ class IsmctsPolicy:
         if len(root_actions) == 1:
             return root_actions[0]
         root = _Node()
-        worlds = RoundWorlds(view, self.rng)
+        worlds = RoundWorlds(view, self.rng, kept_lowest=self.kept_lowest)
         me = view.seat
         if not self.paired:
             for _ in range(self.iterations):

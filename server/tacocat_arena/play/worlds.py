@@ -120,9 +120,17 @@ class RoundWorlds:
     The copies are numbered the ruleset's last round, so the engine ends the game when the
     round ends instead of dealing a next round that nothing would read; each copy's event log
     and seat logs start empty at the view's moment.
+
+    ``kept_lowest`` reads one more thing into the opponent's replace: that it kept its lowest
+    card (the showdown card; no built-in bot ever discards it), so the cards it kept held one
+    no higher than the lowest it discarded.  Worlds are then drawn by rejection: the hand as
+    above, the cards it drew among those it has held since, retried (up to
+    ``KEPT_LOWEST_TRIES`` times) until what it kept fits.
     """
 
-    def __init__(self, view: SeatView, rng: random.Random) -> None:
+    KEPT_LOWEST_TRIES = 100
+
+    def __init__(self, view: SeatView, rng: random.Random, *, kept_lowest: bool = False) -> None:
         self.rng = rng
         self.opponent = 1 - view.seat
         unseen = Counter(view.ruleset.cards())
@@ -131,6 +139,11 @@ class RoundWorlds:
         self.unseen = list(unseen.elements())
         self.size = view.opponent_hand_size
         self.floor = _sacrifice_floor(view)
+        discarded, self.played = _opponent_replace(view)
+        # replacing the whole hand keeps nothing: then there is nothing to read
+        held = self.size + len(self.played)
+        self.lowest_discard = min(discarded) if kept_lowest and 0 < len(discarded) < held else None
+        self.discarded = len(discarded)
         template = sample_world(view, rng, whole_game=False)
         template.round = view.ruleset.max_rounds
         template.events, template.actions, template.seen = [], [], ([], [])
@@ -142,6 +155,19 @@ class RoundWorlds:
 
     def deal(self) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
         """The hidden cards of one world: the opponent's sorted hand and the draw pile."""
+        lowest_discard = self.lowest_discard
+        if lowest_discard is None:
+            return self._deal()
+        count, shuffle = self.discarded, self.rng.shuffle
+        for _ in range(self.KEPT_LOWEST_TRIES):
+            hand, pile = self._deal()
+            held = [*hand, *self.played]  # its hand just after the replace
+            shuffle(held)
+            if min(held[count:]) <= lowest_discard:  # held[:count] stand for what it drew
+                break
+        return hand, pile
+
+    def _deal(self) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
         cards = self.unseen[:]
         self.rng.shuffle(cards)
         size, floor = self.size, self.floor
@@ -173,6 +199,25 @@ def _fresh(value: object) -> object:
     if type(value) is tuple and value and type(value[0]) is list:
         return tuple(list(item) for item in value)
     return value
+
+
+def _opponent_replace(view: SeatView) -> tuple[tuple[Card, ...], list[Card]]:
+    """What the opponent discarded this round, and every card it has played since."""
+    opponent = 1 - view.seat
+    discarded: tuple[Card, ...] = ()
+    played: list[Card] = []
+    for event in view.events:
+        kind = event["type"]
+        if kind == "replace" and event["seat"] == opponent:
+            discarded = event["discarded"]
+        elif kind == "duel":
+            played.append(event["cards"][opponent])
+        elif kind == "attack" and event["seat"] == opponent:
+            played.extend(event["cards"])
+        elif kind == "defend" and event["seat"] == opponent:
+            played.extend(answer for answer in event["answers"] if answer is not None)
+            played.extend(event["sacrificed"])
+    return discarded, played
 
 
 def _sacrifice_floor(view: SeatView) -> Card | None:
