@@ -239,7 +239,9 @@ async def _run_checks(
         ran_errors |= name == "errors-carry-on" and result.status is Status.PASS
         if link.gone.is_set():
             rest = [n for n, _ in CHECKS[index + 1 :]]
+            why = f"the bot's stream closed in {name}"
             if result.status is not Status.FAIL and rest:
+                why = f"the bot's stream closed after {name}"
                 # The bot left as this check's games ended (before the next check could
                 # notice): the next check is the one it failed, whichever side won the race.
                 await _settle(process)
@@ -249,11 +251,11 @@ async def _run_checks(
                         rest.pop(0),
                         Status.FAIL,
                         expected="the bot to stay connected",
-                        got=f"the bot's stream closed after {name}"
+                        got=why
                         + (f" (its process exited with code {code})" if code is not None else ""),
                     )
                 )
-            _not_run(rest, f"the bot's stream closed in {name}", add)
+            _not_run(rest, why, add)
             add(CheckResult("decision-time", Status.NOT_RUN, "the bot's stream closed"))
             add(CheckResult("session-end", Status.NOT_RUN, "the bot's stream closed"))
             add(CheckResult("errors-logged", Status.NOT_RUN, "the bot's stream closed"))
