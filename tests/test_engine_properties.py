@@ -291,3 +291,39 @@ def test_enumerate_defences_is_exactly_the_legal_defences(
     rng = random.Random(rng_seed)
     for _ in range(5):
         assert sample_defence(attack, hand, rng) in legal
+
+
+def test_a_copy_plays_on_alone_and_deals_the_same_later_rounds() -> None:
+    for seed in range(20):
+        original = play_partially(seed, decisions=12)
+        before = (list(original.events), list(original.hands), list(original.draw_pile))
+        copy = original.copy()
+        finish(copy, seed)
+        assert copy.outcome is not None and original.outcome is None
+        assert (list(original.events), list(original.hands), list(original.draw_pile)) == before
+        # the original, played on the same way, meets the same later deals: no shared state
+        finish(original, seed)
+        assert original.events == copy.events and original.outcome == copy.outcome
+
+
+def test_a_copy_that_does_not_deal_fails_if_it_reaches_a_deal() -> None:
+    game = play_partially(3, decisions=0)
+    copy = game.copy(deals=False)
+    with pytest.raises(AttributeError):
+        finish(copy, 3)
+    assert game.outcome is None and game.round == 1
+
+
+def play_partially(seed: int, decisions: int) -> Game:
+    game = Game(DEFAULT_RULESET, seed)
+    finish(game, seed, limit=decisions)
+    return game
+
+
+def finish(game: Game, seed: int, limit: int | None = None) -> None:
+    """Play on with seeded random policies (``limit`` decisions at most)."""
+    rng, done = random.Random(seed), 0
+    while game.outcome is None and (limit is None or done < limit):
+        for seat in sorted(game.pending):
+            game.apply(seat, RandomPolicy(rng).act(build_view(game, seat)))
+            done += 1

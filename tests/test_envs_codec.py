@@ -21,7 +21,7 @@ from tacocat_arena.engine import (
 )
 from tacocat_arena.envs.codec import ActionCodec
 from tacocat_arena.envs.features import Features
-from tacocat_arena.envs.steps import StepGame, clone_game
+from tacocat_arena.envs.steps import StepGame
 from tacocat_arena.play.policies import RandomPolicy
 from tacocat_arena.play.worlds import sample_world
 
@@ -102,7 +102,7 @@ def test_every_completed_action_is_accepted_by_the_engine():
     while game.outcome is None:
         for view in [build_view(game, seat) for seat in sorted(game.pending)]:
             for action in islice(codec_actions(view, limit=300), 300):
-                clone_game(game).apply(view.seat, action)  # raises if illegal
+                game.copy().apply(view.seat, action)  # raises if illegal
                 checked += 1
         for view in [build_view(game, seat) for seat in sorted(game.pending)]:
             game.apply(view.seat, policy.act(view))

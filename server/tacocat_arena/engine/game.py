@@ -258,6 +258,30 @@ class Game:
         """Every legal attack for ``seat`` now (P1, P3, P6)."""
         return legal.legal_attacks(tuple(self.hands[seat]))
 
+    def copy(self, *, deals: bool = True) -> Game:
+        """An independent copy, to play on without touching this game (searches and learning
+        environments branch from one).  Values are immutable and shared; the containers
+        ``apply`` changes in place are copied.  The copy's generator goes on from this one's
+        state, so it deals the same later rounds.  Copying the generator costs several times
+        the rest, so ``deals=False`` leaves it out, for a copy that ends within its round
+        (a search's world): such a copy has no generator, and dealing a round fails."""
+        copy = Game.__new__(Game)
+        for name in Game.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.hands = list(self.hands)
+        copy.draw_pile = list(self.draw_pile)
+        copy._committed = dict(self._committed)
+        copy.events = list(self.events)
+        copy.actions = list(self.actions)
+        copy.substitutions = dict(self.substitutions)
+        copy.seen = (list(self.seen[0]), list(self.seen[1]))
+        if deals:
+            copy._rng = random.Random()
+            copy._rng.setstate(self._rng.getstate())
+        else:
+            copy._rng = None  # type: ignore[assignment]
+        return copy
+
     # -- applying actions ------------------------------------------------------------------
     def apply(self, seat: Seat, action: Action) -> None:
         """Validate and apply ``seat``'s action; raise ``ActionError`` and change nothing if

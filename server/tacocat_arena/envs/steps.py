@@ -10,7 +10,6 @@ simultaneous game that OpenSpiel's ``convert_to_turn_based`` and PettingZoo's AE
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from tacocat_arena.engine import (
@@ -135,7 +134,7 @@ class StepGame:
     def clone(self) -> StepGame:
         """An independent copy (the engine game's containers copied, its generator too)."""
         copy = StepGame.__new__(StepGame)
-        copy.game = clone_game(self.game)
+        copy.game = self.game.copy()
         copy.codec = self.codec
         copy.chosen = self.chosen
         copy.committed = dict(self.committed)
@@ -144,33 +143,6 @@ class StepGame:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> StepGame:
         return self.clone()  # what OpenSpiel's clone of a Python state calls
-
-
-def clone_game(game: Game) -> Game:
-    """A copy of an engine game that shares only immutable values with it."""
-    copy = Game.__new__(Game)
-    for name in Game.__slots__:
-        setattr(copy, name, _copied(getattr(game, name)))
-    return copy
-
-
-def _copied(value: Any) -> Any:
-    """``value`` with every mutable container in it copied (events are read-only dicts)."""
-    if isinstance(value, list):
-        return (
-            [_copied(item) for item in value]
-            if value and isinstance(value[0], list)
-            else list(value)
-        )
-    if isinstance(value, tuple) and value and isinstance(value[0], list):
-        return tuple(list(item) for item in value)
-    if type(value) is dict:
-        return dict(value)
-    if isinstance(value, random.Random):
-        generator = random.Random()
-        generator.setstate(value.getstate())
-        return generator
-    return value
 
 
 def _event_text(event: Event) -> str:

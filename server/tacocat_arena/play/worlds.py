@@ -147,7 +147,7 @@ class RoundWorlds:
         template = sample_world(view, rng, whole_game=False)
         template.round = view.ruleset.max_rounds
         template.events, template.actions, template.seen = [], [], ([], [])
-        self._slots = [(name, getattr(template, name)) for name in Game.__slots__]
+        self._template = template
 
     def sample(self) -> Game:
         """A fresh world: the opponent's hand and the draw pile dealt anew."""
@@ -182,23 +182,10 @@ class RoundWorlds:
 
     def build(self, hand: tuple[Card, ...], pile: tuple[Card, ...]) -> Game:
         """The world at the view's moment in which the opponent holds ``hand`` over ``pile``."""
-        game = Game.__new__(Game)
-        for name, value in self._slots:
-            setattr(game, name, _fresh(value))
+        game = self._template.copy(deals=False)
         game.hands[self.opponent] = hand
         game.draw_pile = list(pile)
         return game
-
-
-def _fresh(value: object) -> object:
-    """``value``, or a copy of it if it is a mutable container (a game's lists and dicts)."""
-    if type(value) is list:
-        return list(value)
-    if type(value) is dict:
-        return dict(value)
-    if type(value) is tuple and value and type(value[0]) is list:
-        return tuple(list(item) for item in value)
-    return value
 
 
 def _opponent_replace(view: SeatView) -> tuple[tuple[Card, ...], list[Card]]:
