@@ -1,0 +1,80 @@
+"""The arena's read-only JSON API: what the pages show, for scripts (``bench arena`` too)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tacocat_arena.web import views
+from tacocat_arena.web.pages import bot_data
+from tacocat_arena.web.rendering import arena_of
+
+#: Most games one ``/api/games`` answer lists.
+GAMES_LIMIT = 1000
+
+
+async def leaderboard(request: Request) -> Response:
+    """The leaderboard's rows."""
+    return JSONResponse(views.leaderboard(arena_of(request)))
+
+
+async def status(request: Request) -> Response:
+    """The arena in numbers."""
+    return JSONResponse(views.status(arena_of(request)))
+
+
+async def connections(request: Request) -> Response:
+    """Who is connected, the refused connections."""
+    return JSONResponse(views.connections(arena_of(request)))
+
+
+async def games(request: Request) -> Response:
+    """Games in flight then finished ones, newest first (``?bot=``, ``?event=``, ``?limit=``)."""
+    arena = arena_of(request)
+    bot = request.query_params.get("bot")
+    event = request.query_params.get("event")
+    try:
+        limit = min(GAMES_LIMIT, max(1, int(request.query_params.get("limit", "50"))))
+    except ValueError:
+        return JSONResponse({"error": "limit must be an integer"}, 400)
+    live = [
+        views.live_summary(g)
+        for g in arena.live.values()
+        if (bot is None or bot in g.seats) and (event is None or g.event == event)
+    ]
+    stored = arena.store.games(bot=bot, event=event, limit=limit)
+    return JSONResponse(live + [views.game_summary(g) for g in stored])
+
+
+async def game(request: Request) -> Response:
+    """A live game's spectator state, or a finished game with its record."""
+    arena = arena_of(request)
+    game_id = request.path_params["game_id"]
+    live = arena.live.get(game_id)
+    if live is not None:
+        return JSONResponse(views.spectator_state(live))
+    found = arena.store.game(game_id)
+    if found is None:
+        return JSONResponse({"error": f"no game {game_id!r}"}, 404)
+    stored, record = found
+    return JSONResponse({**views.game_summary(stored), "record": record})
+
+
+async def bot(request: Request) -> Response:
+    """What the bot page shows, without its chart."""
+    data = await bot_data(arena_of(request), request.path_params["name"])
+    if data is None:
+        return JSONResponse({"error": "no such bot"}, 404)
+    data.pop("chart")
+    return JSONResponse(data)
+
+
+ROUTES = [
+    Route("/api/leaderboard", leaderboard),
+    Route("/api/connections", connections),
+    Route("/api/status", status),
+    Route("/api/games", games),
+    Route("/api/games/{game_id}", game),
+    Route("/api/bots/{name}", bot),
+]

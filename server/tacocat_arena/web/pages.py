@@ -1,0 +1,134 @@
+"""The arena's HTML pages: the index (leaderboard, connections, games), a bot, a game.
+
+Each handler reads the request, asks ``views`` for plain data and renders a template; the
+index and a live game also have an event stream that re-sends what changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.play.narrate import narrate
+from tacocat_arena.report import FrameError, render_replay
+from tacocat_arena.web import views
+from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
+from tacocat_arena.web.streams import LIVE_POLL_S, event_stream
+
+#: The index's parts, each a template ``_NAME.html`` and a section ``id="NAME"``.
+INDEX_SECTIONS = ("leaderboard", "connections", "games")
+
+
+def index_context(arena: Arena) -> dict[str, Any]:
+    """What the index page and its stream's sections show."""
+    return {
+        "rows": views.leaderboard(arena),
+        "connections": views.connections(arena),
+        "live": [views.live_summary(g) for g in arena.live.values()],
+        "recent": [views.game_summary(g) for g in list(arena.recent)[:20]],
+        "total": len(arena.results),
+    }
+
+
+async def index(request: Request) -> Response:
+    """The leaderboard, who is connected and the latest games."""
+    return page(request, "index.html", index_context(arena_of(request)))
+
+
+async def index_events(request: Request) -> Response:
+    """The index page's stream: its sections re-rendered whenever one changes."""
+    arena = arena_of(request)
+
+    def sections() -> dict[str, str]:
+        context = index_context(arena)
+        return {
+            name: TEMPLATES.get_template(f"_{name}.html").render(context) for name in INDEX_SECTIONS
+        }
+
+    return event_stream(arena, sections)
+
+
+async def bot_page(request: Request) -> Response:
+    """One bot: its standing, rating over time, games and refused connections."""
+    name = request.path_params["name"]
+    data = await bot_data(arena_of(request), name)
+    if data is None:
+        return page(request, "missing.html", {"what": f"bot {name!r}"}, 404)
+    return page(request, "bot.html", data)
+
+
+async def game_page(request: Request) -> Response:
+    """A live game's spectator page, or a finished game's replay (or plain account)."""
+    arena = arena_of(request)
+    game_id = request.path_params["game_id"]
+    live = arena.live.get(game_id)
+    if live is not None:
+        return page(request, "live.html", {"game": views.spectator_state(live)})
+    found = arena.store.game(game_id)
+    if found is None:
+        return page(request, "missing.html", {"what": f"game {game_id!r}"}, 404)
+    stored, record = found
+    if not record.get("unplayed") and "account" not in request.query_params:
+        # The replay viewer of the report pages (one self-contained page), built off the
+        # loop: it costs as much as many requests.
+        try:
+            html = await asyncio.to_thread(
+                render_replay, record, stored.result.seats, game_id=game_id, back_href="/"
+            )
+            return HTMLResponse(html)
+        except FrameError:
+            pass  # shown as a plain account below
+    account = list(narrate(record, stored.result.seats))
+    context = {"game": views.game_summary(stored), "account": account}
+    return page(request, "game.html", context)
+
+
+async def game_events(request: Request) -> Response:
+    """A live game's stream: its spectator state on every change, then ``end``."""
+    arena = arena_of(request)
+    game_id = request.path_params["game_id"]
+
+    def state() -> dict[str, str]:
+        live = arena.live.get(game_id)
+        if live is None:
+            return {"end": json.dumps({"id": game_id})}
+        return {"state": json.dumps(views.spectator_state(live))}
+
+    return event_stream(arena, state, until="end", poll_s=LIVE_POLL_S)
+
+
+async def bot_data(arena: Arena, name: str) -> dict[str, Any] | None:
+    """What the bot page and ``/api/bots/NAME`` show of ``name``; None if it has no row."""
+    rows = [row for row in views.leaderboard(arena) if row["bot"] == name]
+    if not rows:
+        return None
+    history = await arena.rating_history(name)
+    return {
+        "bot": name,
+        "row": rows[0],
+        "games": [views.game_summary(g) for g in arena.store.games(bot=name, limit=50)],
+        "live": [views.live_summary(g) for g in arena.live.values() if name in g.seats],
+        "failures": [views.failure_dict(f) for f in reversed(arena.failures) if f.name == name][
+            :20
+        ],
+        "history": [
+            {"games": g, "rating": round(r, 1), "rating_err": round(e, 1) if e < 1e9 else None}
+            for g, r, e in history
+        ],
+        "chart": views.rating_points(history),
+    }
+
+
+ROUTES = [
+    Route("/", index),
+    Route("/events", index_events),
+    Route("/bots/{name}", bot_page),
+    Route("/games/{game_id}", game_page),
+    Route("/games/{game_id}/events", game_events),
+]
