@@ -461,29 +461,32 @@ def test_bot_that_leaves_for_good_forfeits_its_remaining_games_within_one_window
     assert any(left_at < t < left_at + window for t, _ in a_c)
 
 
-def test_a_deadline_timer_that_runs_late_gives_the_reader_more_time_before_a_timeout() -> None:
-    """A timer running late means the referee's loop was stalled: the request is not timed
-    out at once (its Action may be unread in the transport), but only after as long again;
-    a timer on time, or one already extended the most times, times it out."""
+def test_an_answer_read_past_its_deadline_is_a_timeout_even_when_the_timer_ran_late() -> None:
+    """One clock: an answer counts when it is read by allowance + bank left + grace.  A timer
+    that runs late (the referee's loop stalled) gives no extra time, so an answer read after
+    the deadline is ruled a timeout, never applied with a time ``verify`` would reject (T1);
+    one read by the deadline is the bot's, its excess over the allowance taken from the bank."""
+    from tacocat_arena.engine import DecisionKind
     from tacocat_arena.referee import match
 
-    async def scenario() -> None:
-        loop = asyncio.get_running_loop()
-        stalled: asyncio.Future[Any] = loop.create_future()
-        match._expire(stalled, time.monotonic() - 0.2, 0)  # ran 200 ms late
-        assert not stalled.done()
-        stalled.set_result((pb.Action(), time.monotonic()))  # the Action is read meanwhile
-        on_time: asyncio.Future[Any] = loop.create_future()
-        match._expire(on_time, time.monotonic(), 0)
-        exhausted: asyncio.Future[Any] = loop.create_future()
-        match._expire(exhausted, time.monotonic() - 0.2, match._MAX_EXTENSIONS)
-        for _ in range(match._SETTLE_HOPS + 1):  # reads already done get their iterations
-            await asyncio.sleep(0)
-        assert isinstance(on_time.exception(), TimeoutError)
-        assert isinstance(exhausted.exception(), TimeoutError)
-        late: asyncio.Future[Any] = loop.create_future()
-        match._expire(late, time.monotonic() - 0.05, 0)
-        await asyncio.sleep(0.3)  # the extension (50 ms) passes, the timer is on time
-        assert isinstance(late.exception(), TimeoutError)  # nothing came: timed out after all
+    settings = RefereeSettings(clock=ClockSettings(decision_ms=200, bank_ms=100, grace_ms=50))
 
-    h.run_async(scenario(), 10)
+    async def answer_read_after(ms: float) -> tuple[Any, float]:
+        loop = asyncio.get_running_loop()
+        seat = match._Seat(0, Any, "g", 100, [])  # type: ignore[arg-type]  # no session used
+        future: asyncio.Future[Any] = loop.create_future()
+        started = time.monotonic() - 1.0
+        asked = match._Asked(seat, DecisionKind.DUEL, 1, future, None, started, 100.0, 350.0)
+        future.set_result((pb.Action(duel=pb.Duel(card=3)), started + ms / 1000))
+        return await match._answer(asked, settings), seat.bank_ms
+
+    late, bank_after_late = h.run_async(answer_read_after(350.5), 10)
+    assert isinstance(late, match._Failure)
+    assert late.termination is Termination.FORFEIT_TIMEOUT
+    assert "waited 350 ms" in late.message  # the Error says what the clock measured
+    assert bank_after_late == 0.0  # a timeout spends the bank
+    just_in_time, _ = h.run_async(answer_read_after(349.5), 10)  # within the grace
+    assert not isinstance(just_in_time, match._Failure)
+    in_time, bank_after = h.run_async(answer_read_after(250.0), 10)
+    assert not isinstance(in_time, match._Failure)
+    assert bank_after == 50.0  # 50 ms past the 200 ms allowance come out of the 100 ms bank

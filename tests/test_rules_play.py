@@ -90,6 +90,15 @@ def test_P2_defend_with_lower_card_refused() -> None:
     refused(game, 1, Defend((3,)), "P2")
 
 
+def test_P2_single_card_defence_not_in_hand_or_with_two_answers_refused() -> None:
+    """P2, not P4 (the jumbo rule): a single-card attack defended with a card the defender
+    does not hold, or answered twice, breaks the rule of single-card defences."""
+    game = attack_position((2, 6, 9), (3, 5, 8))
+    game.apply(0, Attack((6,)))
+    refused(game, 1, Defend((7,)), "P2")
+    refused(game, 1, Defend((8, None)), "P2")
+
+
 def test_P2_sacrifice_takes_lowest_card_even_when_able_to_defend() -> None:
     """P2: a sacrifice plays the defender's lowest card; the same attacker attacks again."""
     game = attack_position((2, 6, 9, 10), (3, 7, 8, 12))
@@ -170,11 +179,12 @@ def test_P4_named_card_is_not_sacrificed_even_if_lowest() -> None:
         pytest.param((6, 7, 8, None), "P4", id="P4-too-many-answers"),
         pytest.param((6, 6, None), "P4", id="P4-named-card-not-in-hand-twice"),
         pytest.param((11, None, None), "P4", id="P4-named-card-not-in-hand"),
-        pytest.param((2, None, None), "P2", id="P2-jumbo-lower-card"),
+        pytest.param((2, None, None), "P4", id="P4-jumbo-lower-card"),
     ],
 )
 def test_P4_malformed_defence_refused(answers: tuple[int | None, ...], rule: str) -> None:
-    """P4: one answer per attack card, each named card a distinct card of the hand."""
+    """P4: one answer per attack card, each named card a distinct card of the hand and equal
+    to or higher than the attack card it defends."""
     game = attack_position((1, 5, 5, 5, 12), (2, 6, 7, 8, 9))
     game.apply(0, Attack((5, 5, 5)))
     refused(game, 1, Defend(answers), rule)

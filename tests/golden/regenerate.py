@@ -14,8 +14,13 @@ import random
 import sys
 from pathlib import Path
 
+from google.protobuf import text_format
+
+from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import (
     DEFAULT_RULESET,
+    Action,
+    ActionError,
     Attack,
     DecisionKind,
     DecisionNote,
@@ -30,7 +35,7 @@ from tacocat_arena.engine import (
     to_record,
 )
 from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
-from tacocat_arena.protocol.wire import default_action
+from tacocat_arena.protocol.wire import MalformedAction, action_from_pb, default_action
 
 HERE = Path(__file__).resolve().parent
 CLOCK = {"decision_ms": 1000, "bank_ms": 2000, "grace_ms": 100}
@@ -71,21 +76,43 @@ def play(
 def forfeit(termination: Termination, seed: int) -> dict[str, object]:
     game, notes = play(DEFAULT_RULESET, seed, stop_after=9)
     seat = min(game.pending)
-    view = build_view(game, seat)
     refused = None
     ms: float | None = 25.0
     if termination is Termination.FORFEIT_TIMEOUT:
         detail, ms = f"seat {seat}: no answer within 1000 ms plus 2000 ms bank", 3100.0
     elif termination is Termination.FORFEIT_ILLEGAL:
-        sent = Attack(view.hand) if view.kind is DecisionKind.ATTACK else Duel(99)
-        detail = "the rules refused the answer"
-        refused = Refused(Failure.ILLEGAL, detail, "P6" if isinstance(sent, Attack) else "D1", sent)
+        refused = refusal(game, seat)
+        detail = f"seat {seat}: {refused.error}"
     else:
         detail, ms = f"seat {seat}: the bot went away ({termination.value})", None
     game.forfeit(seat, termination, detail)
     notes[len(game.actions) - 1] = DecisionNote(ms, refused=refused)
     policy = "forfeit"
     return to_record(game, notes, {**CLOCK, "failure_policy": policy}, ("greedy", "random"))
+
+
+def refusal(game: Game, seat: int) -> Refused:
+    """How the referee refuses the answer this fixture's bot sends: an attack of its whole
+    hand (P6), a duel card it does not hold (D1), and to any other decision the duel card
+    99, an answer of the wrong kind, which the wire cannot decode (malformed, no rule).
+    The texts are the engine's and the wire's own, as the referee records them."""
+    view = build_view(game, seat)
+    assert view.kind is not None
+    sent: Action = Attack(view.hand) if view.kind is DecisionKind.ATTACK else Duel(99)
+    message = pb.Action(attack=pb.Attack(cards=list(view.hand)))
+    if isinstance(sent, Duel):
+        message = pb.Action(duel=pb.Duel(card=99))
+    try:
+        action_from_pb(message, view.kind)
+    except MalformedAction as error:
+        arrived = text_format.MessageToString(message, as_one_line=True)
+        note = f"could not be decoded as a {view.kind.value}; the message was: {arrived}"
+        return Refused(Failure.MALFORMED, str(error), note=note)
+    try:
+        game.copy().apply(seat, sent)
+    except ActionError as error:
+        return Refused(Failure.ILLEGAL, str(error), error.rule, sent)
+    raise AssertionError(f"{sent} is legal for seat {seat}")
 
 
 def arrow_seed() -> int:

@@ -102,10 +102,14 @@ def legal_attack_table(hand: tuple[Card, ...]) -> dict[tuple[Card, ...], tuple[C
 
 
 def check_defence(attack: Sequence[Card], answers: Sequence[Card | None], hand: Hand) -> list[Card]:
-    """Validate a defence (P2, P4); return the defender's hand after the named cards leave."""
+    """Validate a defence (P2, P4); return the defender's hand after the named cards leave.
+
+    A refusal cites the rule of the attack answered: P2 for a single card, P4 for a jumbo.
+    """
+    rule = "P2" if len(attack) == 1 else "P4"
     if len(answers) != len(attack):
         raise IllegalActionError(
-            "P4",
+            rule,
             f"give one answer per attack card: the attack {_fmt(attack)} has {len(attack)} "
             f"cards, the defence has {len(answers)} answers",
         )
@@ -115,7 +119,7 @@ def check_defence(attack: Sequence[Card], answers: Sequence[Card | None], hand: 
             continue
         if answer < attack_card:
             raise IllegalActionError(
-                "P2",
+                rule,
                 f"{answer} cannot defend {attack_card}: a defence needs an equal or higher card",
             )
         try:
@@ -123,7 +127,7 @@ def check_defence(attack: Sequence[Card], answers: Sequence[Card | None], hand: 
         except ValueError:
             named = [a for a in answers if a is not None]
             raise IllegalActionError(
-                "P4", f"the defence names {_fmt(named)}, not all in your hand {_fmt(hand)}"
+                rule, f"the defence names {_fmt(named)}, not all in your hand {_fmt(hand)}"
             ) from None
     return rest
 

@@ -189,8 +189,16 @@ class _Asked:
     started: float
     #: What was left of the seat's bank when it was asked, in milliseconds.
     bank_left_ms: float
+    #: Allowance + bank left + grace: an answer read later than this is a timeout.
+    deadline_ms: float
     #: When the clock stopped (the Action was read, or the deadline passed).
     stopped: float = 0.0
+
+    @property
+    def elapsed_ms(self) -> float:
+        """The clock's time, rounded to the microsecond as the record holds it, so that the
+        referee's bank arithmetic and ``verify``'s re-run of it use the same numbers."""
+        return round((self.stopped - self.started) * 1000, 3)
 
 
 async def play_game(
@@ -279,6 +287,7 @@ async def play_game(
                     game.apply(seat_index, answer)
                     if ms is not None:
                         action_ms[len(game.actions) - 1] = ms
+                    _account(seat, ms, answered=True)
                     continue
                 except ActionError as error:
                     kind = _asked_kind(asked, seat_index)
@@ -296,6 +305,7 @@ async def play_game(
                 or answer.termination is Termination.FORFEIT_DISCONNECT
             )
             _send_error(seat, answer, forfeits)
+            _account(seat, ms, answered=answer.refused is not None)
             if forfeits:
                 termination = answer.termination
                 if termination is Termination.FORFEIT_DISCONNECT and classify_disconnect:
@@ -342,8 +352,21 @@ def _measured_ms(asked: list[_Asked | _Failure], seat_index: int) -> float | Non
     """The milliseconds a seat's clock ran for its request (None if it was never asked)."""
     for request in asked:
         if isinstance(request, _Asked) and request.seat.seat == seat_index:
-            return (request.stopped - request.started) * 1000
+            return request.elapsed_ms
     return None
+
+
+def _account(seat: _Seat, ms: float | None, answered: bool) -> None:
+    """Count a decision the record holds in the report's per-seat figures: its time (every
+    recorded ``ms``) and, when an answer came (applied or refused), the decision itself.
+    A decision the record does not hold (the other seat's answer to a simultaneous decision
+    that ended the game) is not counted, so games.jsonl's figures follow from the record."""
+    if ms is None:
+        return
+    seat.think_ms += ms
+    if answered:
+        seat.decisions += 1
+        seat.clock_ms.append(ms)
 
 
 def _asked_kind(asked: list[_Asked | _Failure], seat_index: int) -> str:
@@ -385,10 +408,10 @@ def _ask(
     # A timer on the request's own future, rather than asyncio.wait_for, which would add a
     # future and two callbacks to every decision.
     timer = None
+    deadline_ms = allowance_ms + seat.bank_ms + clock.grace_ms
     if allowance_ms:
-        delay = (allowance_ms + seat.bank_ms + clock.grace_ms) / 1000
-        timer = asyncio.get_running_loop().call_later(delay, _expire, future, started + delay, 0)
-    return _Asked(seat, kind, request_id, future, timer, started, seat.bank_ms)
+        timer = asyncio.get_running_loop().call_later(deadline_ms / 1000, _expire, future)
+    return _Asked(seat, kind, request_id, future, timer, started, seat.bank_ms, deadline_ms)
 
 
 async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action | _Failure:
@@ -404,12 +427,7 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
     except TimeoutError:
         asked.stopped = time.monotonic()
         seat.session.close_request(request_id, "timed out")
-        elapsed_ms = (asked.stopped - asked.started) * 1000
-        seat.think_ms += elapsed_ms
-        seat.bank_ms = 0.0
-        text = timeout_text(request_id, kind, allowance_ms, clock.bank_ms, asked.bank_left_ms)
-        text += f" (waited {elapsed_ms:.0f} ms)"
-        return _Failure(Termination.FORFEIT_TIMEOUT, pb.ERROR_CODE_TIMEOUT, text, text)
+        return _timed_out(asked, settings)
     except SessionClosed as error:
         asked.stopped = time.monotonic()
         return _disconnected(error)
@@ -418,10 +436,11 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
             asked.timer.cancel()
     # The clock stopped when the reader task read the Action, not when this task woke up:
     # the referee's own scheduling delay is never charged to the bot.
-    elapsed_ms = (asked.stopped - asked.started) * 1000
-    seat.decisions += 1
-    seat.think_ms += elapsed_ms
-    seat.clock_ms.append(elapsed_ms)
+    elapsed_ms = asked.elapsed_ms
+    if allowance_ms and elapsed_ms > asked.deadline_ms:
+        # Read past the deadline (the timer ran late, the loop being stalled): one clock for
+        # every answer, so this is a timeout as the record's ``verify`` (T1) would rule it.
+        return _timed_out(asked, settings)
     if allowance_ms and elapsed_ms > allowance_ms:
         seat.bank_ms = max(0.0, seat.bank_ms - (elapsed_ms - allowance_ms))
     try:
@@ -440,6 +459,17 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
                 note=f"could not be decoded as a {kind.value}; the message was: {arrived}",
             ),
         )
+
+
+def _timed_out(asked: _Asked, settings: RefereeSettings) -> _Failure:
+    """The failure of a request not answered by its deadline; the seat's bank is spent."""
+    clock = settings.clock
+    asked.seat.bank_ms = 0.0
+    text = timeout_text(
+        asked.request_id, asked.kind, clock.decision_ms, clock.bank_ms, asked.bank_left_ms
+    )
+    text += f" (waited {asked.elapsed_ms:.0f} ms)"
+    return _Failure(Termination.FORFEIT_TIMEOUT, pb.ERROR_CODE_TIMEOUT, text, text)
 
 
 def timeout_text(
@@ -464,51 +494,16 @@ def _disconnected(error: SessionClosed) -> _Failure:
     )
 
 
-#: A deadline timer that runs this much later than due means the referee's event loop was
-#: stalled (a starved CPU, a long batch of other games' work).
-_LATE_TIMER_S = 0.025
-#: How many times a late deadline timer may give the reader more time (each at most 1 s).
-_MAX_EXTENSIONS = 4
+def _expire(future: asyncio.Future[tuple[pb.Action, float]]) -> None:
+    """Time a request out at its deadline, unless it was answered first.
 
-
-def _expire(future: asyncio.Future[tuple[pb.Action, float]], due: float, extended: int) -> None:
-    """Time a request out, unless the timer itself ran late.
-
-    A late timer means the referee was not running: an Action may be sitting unread in the
-    transport, and asyncio runs due timers before the reads that would resolve the request.
-    Then the reader gets as long again as the stall (at most 1 s, at most 4 times while the
-    stalls go on) before the request times out, so the referee's own stalls do not cost a
-    bot the game.  A timer that runs on time times the request out a few loop iterations
-    later (``_settle``).
+    There is one clock (docs/protocol.md, "Time"): an answer counts when it is read by the
+    deadline, allowance + bank left + grace.  A timer that runs late (the referee's loop was
+    stalled) gives no extra time: ``_answer`` rules an answer read past the deadline a
+    timeout too, so every accepted answer's recorded ``ms`` fits the clock ``verify``
+    re-runs.  The grace is what absorbs the referee's own jitter.
     """
-    if future.done():
-        return
-    late = time.monotonic() - due
-    if late > _LATE_TIMER_S and extended < _MAX_EXTENSIONS:
-        extra = min(late, 1.0)
-        asyncio.get_running_loop().call_later(
-            extra, _expire, future, due + late + extra, extended + 1
-        )
-        return
-    _settle(future, _SETTLE_HOPS)
-
-
-#: Loop iterations a timeout waits for reads already completed by gRPC: one to deliver the
-#: completion, one to resume the reader task, one to spare.
-_SETTLE_HOPS = 3
-
-
-def _settle(future: asyncio.Future[tuple[pb.Action, float]], hops: int) -> None:
-    """Time the request out after ``hops`` more loop iterations, unless it is answered first.
-
-    asyncio runs due timers before the tasks that completed reads wake up, so an Action read
-    in the very iteration of the deadline would otherwise lose to it.
-    """
-    if future.done():
-        return
-    if hops:
-        asyncio.get_running_loop().call_soon(_settle, future, hops - 1)
-    else:
+    if not future.done():
         future.set_exception(TimeoutError())
 
 
