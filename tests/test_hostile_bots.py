@@ -262,3 +262,33 @@ def test_hostile_bots_without_the_sandbox(tmp_path: Path) -> None:
     assert "bytes of older output dropped" in chatty and "(log_limit_kib)" in chatty
     assert "LAST CHATTER LINE" in chatty and "--- exited with code 0" in chatty
     assert_no_process_left(tag)
+
+
+# -- the peer check against a socket at the victim's port -------------------------------------
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/net/tcp6").exists(), reason="needs Linux /proc and IPv6")
+def test_a_socket_at_the_victims_port_on_another_loopback_address_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The thief reads the victim's token, binds ``::ffff:127.0.0.2`` at the port of the
+    victim's connection (the kernel lists it in ``tcp6``, the victim's in ``tcp``) and asks
+    for the victim's seat: once while the victim plays, then right after each of three kills
+    and restarts.  Every attempt is refused, and the victim loses only the games it was
+    killed in."""
+    text = (
+        "games = 40\nseed = 1\nconcurrency = 1\nmove_timeout = 10.0\nmax_restarts = 5\n"
+        'sandbox = "none"\ntwins = false\nout = "out"\n'
+        + bot_entry("victim", "python -m example_bots.greedy_bot")
+        + bot_entry("thief", "python hostile_bot.py --mode portthief --attempts 4")
+    )
+    done = run_tournament(tmp_path, text, "--seed", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = probes(tmp_path / "out" / "logs" / "thief.log")
+    assert found["port-theft"] == [
+        "live:PERMISSION_DENIED",
+        *["restarted:PERMISSION_DENIED"] * 3,
+    ], found
+    played = games(tmp_path / "out")
+    assert len(played) == 40
+    lost = Counter(g["reason"] for g in played if g["seats"][1 - g["winner"]] == "victim")
+    assert lost["crash"] == 3 and set(lost) <= FINISHED | {"crash"}, lost

@@ -50,6 +50,41 @@ def test_a_tcp_session_is_accepted_only_from_the_bots_own_process_tree() -> None
 
 
 @linux_only
+def test_a_socket_at_the_bots_port_on_another_loopback_address_is_not_the_bots() -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    server_port = server.getsockname()[1]
+
+    def hold(family: str, source: str, port: int) -> subprocess.Popen[bytes]:
+        target = "::ffff:127.0.0.1" if family == "AF_INET6" else "127.0.0.1"
+        code = (
+            f"import socket, time; s = socket.socket(socket.{family}); s.bind(({source!r}, "
+            f"{port})); s.connect(({target!r}, {server_port})); "
+            "print(s.getsockname()[1], flush=True); time.sleep(30)"
+        )
+        return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+
+    bot = hold("AF_INET", "127.0.0.1", 0)
+    held = [bot]
+    try:
+        assert bot.stdout is not None
+        port = int(bot.stdout.readline())
+        thief = hold("AF_INET6", "::ffff:127.0.0.2", port)  # the bot's port, listed in tcp6
+        held.append(thief)
+        assert thief.stdout is not None and int(thief.stdout.readline()) == port
+        check = PeerCheck(tcp_port=server_port)
+        check.expect("me", bot.pid)
+        assert check("me", f"ipv4:127.0.0.1:{port}") is None
+        for peer in (f"ipv4:127.0.0.2:{port}", f"ipv6:[::ffff:127.0.0.2]:{port}"):
+            refused = check("me", peer)  # the thief's connection, at the bot's port
+            assert refused is not None and "does not come from the process" in refused, peer
+    finally:
+        for process in held:
+            process.kill()
+            process.wait()
+        server.close()
+
+
+@linux_only
 def test_a_unix_socket_intruder_is_cut_off_and_its_session_refused(tmp_path: Path) -> None:
     path = tmp_path / "bot.sock"
     listener = socket.socket(socket.AF_UNIX)

@@ -19,11 +19,16 @@ Modes (``--mode``, repeatable):
   kill9      in its --after-th decision SIGKILL itself
   exit       in its --after-th decision exit with code 7
   chatter    print --chatter-kib KiB of output at start (for the log cap)
+  portthief  (no sandbox) read --victim's token, bind ::ffff:127.0.0.2 at the port of its
+             connection to the referee and connect as it; then kill it with SIGKILL and do
+             the same as soon as its restart connects, --attempts times in all (the old
+             check, by port alone, let it past: ALREADY_EXISTS, not PERMISSION_DENIED)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import os
 import socket
@@ -110,6 +115,80 @@ def spy(options: argparse.Namespace) -> None:
         probe(f"theft-{victim}", steal(victim, token))
 
 
+def port_thief(options: argparse.Namespace) -> None:
+    """The victim's seat from a socket at the victim's own port on another loopback address
+    (the kernel lists it in ``tcp6``), while the victim is live and right after each of its
+    restarts; in a thread, while this bot plays."""
+    referee_port = int(os.environ["TACOCAT_ARENA_ADDRESS"].rpartition(":")[2])
+    for attempt in range(options.attempts):
+        found = _victim_connection(options.victim, referee_port, deadline=time.monotonic() + 60)
+        if found is None:
+            probe("port-theft", "no-victim")
+            return
+        pid, token, port = found
+        result = steal(options.victim, token, source=("::ffff:127.0.0.2", port))
+        probe("port-theft", f"{'live' if attempt == 0 else 'restarted'}:{result}")
+        if attempt + 1 < options.attempts:
+            os.kill(pid, 9)
+            while Path(f"/proc/{pid}").exists():  # gone once the runner reaps it
+                time.sleep(0.005)
+
+
+def _victim_connection(
+    victim: str, referee_port: int, deadline: float
+) -> tuple[int, str, int] | None:
+    """The victim's pid, token and the local port of its connection to the referee."""
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+                fds = os.listdir(f"/proc/{entry}/fd")
+                links = {os.readlink(f"/proc/{entry}/fd/{fd}") for fd in fds}
+            except OSError:
+                continue
+            env = dict(item.decode(errors="replace").partition("=")[::2] for item in environ)
+            if env.get("TACOCAT_ARENA_BOT") != victim or "TACOCAT_ARENA_TOKEN" not in env:
+                continue
+            for table in ("tcp", "tcp6"):
+                for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+                    fields = line.split()
+                    if (
+                        f"socket:[{fields[9]}]" in links
+                        and int(fields[2].rpartition(":")[2], 16) == referee_port
+                    ):
+                        port = int(fields[1].rpartition(":")[2], 16)
+                        return int(entry), env["TACOCAT_ARENA_TOKEN"], port
+        time.sleep(0.002)
+    return None
+
+
+def _relay(source: tuple[str, int], target: tuple[str, int]) -> tuple[str, socket.socket]:
+    """A local address whose one connection is relayed over a socket bound to ``source``
+    (gRPC cannot choose its source address); returns it and the listener to close."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def pump(a: socket.socket, b: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := a.recv(65536):
+                b.sendall(data)
+        with contextlib.suppress(OSError):
+            b.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            inner, _ = listener.accept()
+            outer = socket.socket(socket.AF_INET6)
+            outer.bind(source)
+            outer.connect(target)
+            threading.Thread(target=pump, args=(inner, outer), daemon=True).start()
+            pump(outer, inner)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"127.0.0.1:{listener.getsockname()[1]}", listener
+
+
 def _listable(path: str) -> bool:
     try:
         return bool(os.listdir(path))
@@ -117,8 +196,9 @@ def _listable(path: str) -> bool:
         return False
 
 
-def steal(victim: str, token: str) -> str:
-    """Open a session as ``victim`` with its token: the referee must refuse it."""
+def steal(victim: str, token: str, source: tuple[str, int] | None = None) -> str:
+    """Open a session as ``victim`` with its token (from ``source``, an address and port, if
+    given): the referee must refuse it."""
     import grpc
 
     from tacocat.v1 import arena_pb2 as pb
@@ -128,15 +208,24 @@ def steal(victim: str, token: str) -> str:
     hello = pb.BotMessage(
         hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=victim, token=token)
     )
-    with grpc.insecure_channel(os.environ["TACOCAT_ARENA_ADDRESS"]) as channel:
-        stub = arena_pb2_grpc.ArenaStub(channel)
-        try:
-            for reply in stub.Play(iter([hello]), timeout=10):
-                if reply.WhichOneof("message") == "welcome":
-                    return "ACCEPTED"
-        except grpc.RpcError as error:
-            return f"{error.code().name}"
-    return "ended"
+    address = os.environ["TACOCAT_ARENA_ADDRESS"]
+    listener = None
+    if source is not None:
+        host, _, port = address.rpartition(":")
+        address, listener = _relay(source, (f"::ffff:{host}", int(port)))
+    try:
+        with grpc.insecure_channel(address) as channel:
+            stub = arena_pb2_grpc.ArenaStub(channel)
+            try:
+                for reply in stub.Play(iter([hello]), timeout=10):
+                    if reply.WhichOneof("message") == "welcome":
+                        return "ACCEPTED"
+            except grpc.RpcError as error:
+                return f"{error.code().name}"
+        return "ended"
+    finally:
+        if listener is not None:
+            listener.close()
 
 
 class Hostile(Bot):
@@ -252,6 +341,8 @@ def main() -> None:
     parser.add_argument("--after", type=int, default=0)
     parser.add_argument("--tag", default="hostile")
     parser.add_argument("--chatter-kib", type=int, default=0)
+    parser.add_argument("--victim", default="victim")
+    parser.add_argument("--attempts", type=int, default=4)
     options = parser.parse_args()
     if "chatter" in options.mode:
         line = "chatter " + "x" * 90 + "\n"
@@ -262,6 +353,8 @@ def main() -> None:
         spy(options)
     if "orphan" in options.mode:
         orphan(options.tag)
+    if "portthief" in options.mode:
+        threading.Thread(target=port_thief, args=(options,), daemon=True).start()
     run(Hostile(options), max_concurrent_games=1)
 
 

@@ -5,9 +5,11 @@ A bot's token is in its environment, which any process of the same user can read
 each identity, and a session is accepted only from that process or one of its descendants
 (a shell wrapper, say).  Linux only; on other systems the check lets every session through.
 
-- Over TCP on loopback the servicer knows the peer's port (``context.peer()``); the kernel's
-  socket table (``/proc/net/tcp``, ``tcp6``) maps that connection to a socket inode, and the
-  inode to the process holding it (as ``ss -p`` does).  That is exact for each call.
+- Over TCP on loopback the servicer knows the peer's address and port (``context.peer()``);
+  the kernel's socket tables (``/proc/net/tcp`` and ``tcp6``, where an IPv4-mapped socket
+  is listed) map that exact address and port to a socket inode, and the inode to the
+  process holding it (as ``ss -p`` does).  More than one match is refused: a session is
+  never credited to a process on a guess.
 - Over a Unix socket gRPC names no peer, but the kernel does for every accepted connection
   (``SO_PEERCRED``).  Each bot process gets a socket of its own; every connection on it must
   come from that bot's processes.  A connection from anyone else is shut down, and the
@@ -22,6 +24,7 @@ import ipaddress
 import os
 import socket
 import struct
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,12 +57,18 @@ class PeerCheck:
             return None  # no procfs: nothing to check with
         if peer.startswith("unix:"):
             return self._check_unix(name, root)
-        port = _peer_port(peer)
-        if port is None:
+        address = _peer_address(peer)
+        if address is None:
             return f"cannot tell which process is on the other end of {peer!r}"
-        inode = _tcp_inode(port, self.tcp_port)
-        if inode is None:
-            return f"no loopback connection from port {port} in the kernel's socket table"
+        inodes = _tcp_inodes(address, self.tcp_port)
+        if not inodes:
+            return f"no loopback connection from {peer!r} in the kernel's socket table"
+        if len(inodes) > 1:
+            return (
+                f"{len(inodes)} sockets in the kernel's tables match {peer!r}: the connection "
+                "cannot be told apart, so it is refused"
+            )
+        (inode,) = inodes
         if not any(inode in _socket_inodes(pid) for pid in descendants(root)):
             return (
                 f"the connection does not come from the process the runner started for "
@@ -137,22 +146,50 @@ def _socket_inodes(pid: int) -> set[int]:
     return inodes
 
 
-def _peer_port(peer: str) -> int | None:
-    """The client's port in gRPC's peer string (``ipv4:127.0.0.1:5000``, ``ipv6:[::1]:5000``)."""
+def _peer_address(peer: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int] | None:
+    """The client's loopback address and port in gRPC's peer string (``ipv4:127.0.0.1:5000``,
+    ``ipv6:[::1]:5000``), an IPv4-mapped IPv6 address as the IPv4 one it is; None if the peer
+    is not on loopback."""
     _, _, address = peer.partition(":")
     host, _, port = address.rpartition(":")
     if not port.isdigit():
         return None
-    with contextlib.suppress(ValueError):
-        if ipaddress.ip_address(host.strip("[]")).is_loopback or host.strip("[]").startswith(
-            "::ffff:127."
-        ):
-            return int(port)
-    return None
+    try:
+        ip = _plain(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return None
+    return (ip, int(port)) if ip.is_loopback else None
 
 
-def _tcp_inode(client_port: int, server_port: int) -> int | None:
-    """The inode of the client's end of a loopback connection to ``server_port``."""
+def _plain(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """``::ffff:127.0.0.2`` is 127.0.0.2: the kernel lists such a socket in ``tcp6``, while
+    the server, listening on IPv4, names its peer in IPv4."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def _table_address(field: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    """An ``ADDRESS:PORT`` of ``/proc/net/tcp{,6}``: the address is printed as 32-bit words
+    in the host's byte order, the port in hex."""
+    hex_address, _, hex_port = field.rpartition(":")
+    raw = bytes.fromhex(hex_address)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    ip = ipaddress.IPv4Address(raw) if len(raw) == 4 else ipaddress.IPv6Address(raw)
+    return _plain(ip), int(hex_port, 16)
+
+
+def _tcp_inodes(
+    client: tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int], server_port: int
+) -> list[int]:
+    """The inodes of every socket, in both tables, whose local end is exactly ``client``
+    (address and port) and whose remote end is ``server_port`` on loopback: one for a
+    genuine connection.  Matching the port alone let a socket bound to another loopback
+    address at the same port (``::ffff:127.0.0.2``, listed in ``tcp6``) pass as the bot's."""
+    found = []
     for table in ("tcp", "tcp6"):
         try:
             lines = (_PROC / "net" / table).read_text().splitlines()[1:]
@@ -160,14 +197,17 @@ def _tcp_inode(client_port: int, server_port: int) -> int | None:
             continue
         for line in lines:
             fields = line.split()
-            local, remote, inode = fields[1], fields[2], int(fields[9])
+            inode = int(fields[9])
+            if not inode:
+                continue  # TIME_WAIT and the like: held by no process
+            remote_ip, remote_port = _table_address(fields[2])
             if (
-                int(local.rsplit(":", 1)[1], 16) == client_port
-                and int(remote.rsplit(":", 1)[1], 16) == server_port
-                and inode
+                remote_port == server_port
+                and remote_ip.is_loopback
+                and _table_address(fields[1]) == client
             ):
-                return inode
-    return None
+                found.append(inode)
+    return found
 
 
 def _unix_connections(paths: set[str]) -> Iterator[tuple[str, int, socket.socket]]:
