@@ -8,11 +8,15 @@ finalizers, so no process outlives its test.
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -161,3 +165,51 @@ def add_players(folder: Path, *names: str) -> dict[str, str]:
         )  # fmt: skip
         tokens[name] = done.stdout.strip().splitlines()[-1]
     return tokens
+
+
+def hidden_strings(record: dict[str, Any]) -> set[str]:
+    """Every hidden group of cards of a record, as a page or JSON could print it."""
+    groups: list[tuple[int, ...]] = []
+    for event in record["events"]:
+        if event["type"] == "deal":
+            groups.extend(tuple(hand) for hand in event["hands"])
+            groups.append(tuple(event["draw_pile"]))
+    found = set()
+    for group in groups:
+        if len(group) >= 5:
+            found |= {
+                json.dumps(list(group)),
+                json.dumps(list(group), separators=(",", ":")),
+                " ".join(map(str, group)),
+                "\n".join(map(str, group)),
+            }
+    return found
+
+
+def fetch(web: str, path: str, *, stream_s: float = 1.0, timeout: float = 10.0) -> bytes:
+    """Everything the web server sends for GET ``path``: status line, headers and body
+    (de-chunked; an event stream is read for ``stream_s`` seconds, then dropped)."""
+    host, _, port = web.removeprefix("http://").partition(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        head = f"{response.status} {response.reason}\n{response.msg}".encode()
+        if response.getheader("content-type", "").startswith("text/event-stream"):
+            body = bytearray()
+
+            def read() -> None:
+                with contextlib.suppress(OSError, http.client.HTTPException, ValueError):
+                    while chunk := response.read1(65536):
+                        body.extend(chunk)
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            reader.join(stream_s)
+            assert connection.sock is not None
+            connection.sock.shutdown(socket.SHUT_RDWR)  # ends the read (and the stream)
+            reader.join(timeout)
+            return head + bytes(body)
+        return head + response.read()
+    finally:
+        connection.close()

@@ -6,7 +6,8 @@ added to the remaining schedule (each meets every entrant ``games_per_pairing`` 
 the organizer says not to.  Absent bots never stop it: their games wait while others are
 played, and once only games of absent bots are left and ``absent_s`` has passed, those are
 recorded as forfeits by the absent seat (not played).  Deals and seeds are the tournament's
-(``schedule.round_robin``), so duplicate pairs are adjacent and the event replays exactly.
+(``schedule.round_robin``, with the event's secret: ``deals.event_secret``), so duplicate pairs
+are adjacent and the event replays exactly; the secret is published when the event is over.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.arena.ladder import Arena, event_over_key
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.referee import GameReport
 from tacocat_arena.tournament.schedule import PlannedGame, round_robin
@@ -55,7 +56,7 @@ async def run_event(
         store.set_meta(key, json.dumps(entrants))
     else:
         entrants = json.loads(stored)
-    plan = _plan(entrants, settings, arena.seed)
+    plan = _plan(entrants, settings, arena.seed, arena.event_secret(settings.name))
     say(
         f"event {settings.name!r}: {len(entrants)} entrants ({', '.join(entrants)}), "
         f"{len(plan)} games"
@@ -68,7 +69,7 @@ async def run_event(
             for newcomer in _present(arena, entrants):
                 entrants.append(newcomer)
                 store.set_meta(key, json.dumps(entrants))
-                plan = _plan(entrants, settings, arena.seed)
+                plan = _plan(entrants, settings, arena.seed, arena.event_secret(settings.name))
                 say(f"event {settings.name!r}: {newcomer} joins; now {len(plan)} games")
         todo = [g for g in plan if g.game_id not in done and g.game_id not in running]
         if not todo and not running:
@@ -101,19 +102,25 @@ async def run_event(
         await arena.changes.wait(1.0)
     if not stop.is_set():
         results = store.results(event=settings.name)
-        say(f"event {settings.name!r} is over: {len(results)} games")
+        store.set_meta(event_over_key(settings.name), "1")
+        say(
+            f"event {settings.name!r} is over: {len(results)} games; its deal secret, "
+            f"published now: {arena.event_secret(settings.name)}"
+        )
         for row in compute_standings(results, sorted(entrants)):
             err = "unrated" if row.elo_err is None else f"{row.elo:.0f} ± {row.elo_err:.0f}"
             say(f"  {row.rank:>2}. {row.bot:<20} {row.score:>6} / {row.games}   {err}")
         stop.set()
 
 
-def _plan(entrants: list[str], settings: EventSettings, seed: int) -> list[PlannedGame]:
+def _plan(
+    entrants: list[str], settings: EventSettings, seed: int, secret: str
+) -> list[PlannedGame]:
     """The entrants' round robin, then each late joiner's games against those before it."""
     plan = []
     for index, name in enumerate(entrants):
         for other in entrants[:index]:
-            for game in round_robin([other, name], settings.games_per_pairing, seed):
+            for game in round_robin([other, name], settings.games_per_pairing, seed, secret):
                 plan.append(
                     PlannedGame(f"{settings.name}:{game.game_id}", game.seats, game.seed, game.deal)
                 )

@@ -7,6 +7,12 @@ seats swapped: see ``matchmaking.choose_pairs``) up to the configured concurrenc
 counts once it is committed to the store.  A bot that leaves forfeits only its games in
 flight (the referee decides that) and is not paired until it comes back.
 
+A committed game is *held* until its duplicate twin has ended too (the rule ``run`` follows
+for games.jsonl): its record holds the deal the twin is playing, so until then it is counted
+by the matchmaker but shown nowhere — no page, JSON, stream, standings row or count (the web
+reads ``results``, ``recent``, ``finished_games`` and ``finished_game``, which leave it out).
+Deals follow ``arena/deals.py``: run's seed scheme with the store's secret.
+
 Everything runs on one asyncio loop with the web page; the standings are refitted off the
 loop's hot path (a worker thread, at most every ``refresh_s``) so pages stay fast while games
 finish at full speed.
@@ -23,16 +29,18 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tacocat.v1 import arena_pb2 as pb
+from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed, pair_secret
 from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
 from tacocat_arena.arena.players import token_matches
 from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
 from tacocat_arena.referee import BotSession, GameReport, Referee, RefereeSettings
+from tacocat_arena.tournament.games_log import DuplicateKey, duplicate_key
 from tacocat_arena.tournament.ratings import fit_ratings
 from tacocat_arena.tournament.runner import game_result
-from tacocat_arena.tournament.schedule import deal_seed
 from tacocat_arena.tournament.tables import (
     GameResult,
     StandingsRow,
@@ -158,21 +166,31 @@ class Arena:
             stored_seed = str(secrets.randbits(63))
             store.set_meta("seed", stored_seed)
         self.seed = int(stored_seed)
+        #: Mixed into every deal (``arena/deals.py``); never shown, only secrets derived
+        #: from it for one finished pair or event.
+        self.secret = store.secret(SECRET_KEY)
         self.rng = random.Random(self.seed ^ store.count())
         self.referee = ArenaReferee(self, settings.referee)
-        self.results: list[GameResult] = store.results()
+        stored = store.results()
+        #: Committed games whose twin has not ended, by their pair (see the module docstring).
+        self.held: dict[DuplicateKey, list[StoredGame]] = {}
+        #: Their ids, which every page and the JSON API leave out.
+        self.held_ids: set[str] = set()
+        self._hold_unpaired_event_games()
+        #: The published games' results, oldest first (standings, counts, rating history).
+        self.results: list[GameResult] = [r for r in stored if r.game_id not in self.held_ids]
         self.meetings: collections.Counter[tuple[str, str]] = collections.Counter(
-            pair_key(*r.seats) for r in self.results
+            pair_key(*r.seats) for r in stored
         )
         self.games_played: collections.Counter[str] = collections.Counter(
-            bot for r in self.results for bot in r.seats
+            bot for r in stored for bot in r.seats
         )
         self._seen = {bot for r in self.results for bot in r.seats}
         self.in_flight: collections.Counter[str] = collections.Counter()
         self.live: dict[str, LiveGame] = {}
-        #: The newest finished games, newest first (the index page reads them every time).
+        #: The newest published games, newest first (the index page reads them every time).
         self.recent: collections.deque[StoredGame] = collections.deque(
-            store.games(limit=RECENT_MEMORY), maxlen=RECENT_MEMORY
+            self.finished_games(limit=RECENT_MEMORY), maxlen=RECENT_MEMORY
         )
         self.failures: collections.deque[ConnectionFailure] = collections.deque(
             maxlen=FAILURE_MEMORY
@@ -199,6 +217,34 @@ class Arena:
     def ratings(self) -> dict[str, float]:
         """The current rating of every bot with a standings row."""
         return {row.bot: row.elo for row in self.standings}
+
+    def finished_games(
+        self, *, bot: str | None = None, event: str | None = None, limit: int | None = None
+    ) -> list[StoredGame]:
+        """Published finished games, newest first (held games left out)."""
+        return self.store.games(bot=bot, event=event, limit=limit, exclude=self.held_ids)
+
+    def finished_game(self, game_id: str) -> tuple[StoredGame, dict[str, Any]] | None:
+        """A published finished game and its record; None if unknown or held."""
+        return None if game_id in self.held_ids else self.store.game(game_id)
+
+    def deal_of(self, stored: StoredGame) -> dict[str, Any] | None:
+        """How anyone re-derives a published game's seed (docs/arena-server.md): the
+        derived secret of its pair (ladder) or of its event once the event is over."""
+        if stored.event == LADDER:
+            return {
+                "arena_seed": self.seed,
+                "pairing": list(pair_key(*stored.result.seats)),
+                "deal": stored.pair,
+                "secret": pair_secret(self.secret, LADDER, stored.pair),
+            }
+        if self.store.meta(event_over_key(stored.event)) is None:
+            return None
+        return {"arena_seed": self.seed, "secret": self.event_secret(stored.event)}
+
+    def event_secret(self, event: str) -> str:
+        """The secret of the deals of round-robin event ``event``."""
+        return event_secret(self.secret, event)
 
     def is_connected(self, name: str) -> bool:
         """Whether ``name`` has a live session now."""
@@ -326,7 +372,7 @@ class Arena:
     async def _play_pair(self, a: str, b: str, pair: int) -> None:
         """One duplicate deal: (a, b) then (b, a) on the same seed; stops early if either
         bot is gone or the arena is stopping (the missing half is simply not played)."""
-        seed = deal_seed(self.seed, pair_key(a, b), pair)
+        seed = ladder_seed(self.seed, self.secret, LADDER, (a, b), pair)
         try:
             for half, seats in enumerate(((a, b), (b, a))):
                 if self.closing or not (self.can_play(a) and self.can_play(b)):
@@ -338,6 +384,8 @@ class Arena:
                     break
                 await self.commit(report, LADDER, pair)
         finally:
+            # A half not played never will be (the next pair has a deal of its own).
+            self.publish(self.held.pop((seed, pair_key(a, b)), []))
             self.in_flight[a] -= 1
             self.in_flight[b] -= 1
             self.wake()
@@ -371,24 +419,55 @@ class Arena:
         # It stays live until ``commit`` has stored it: its page never shows "no such game".
 
     async def commit(self, report: GameReport, event: str, pair: int) -> StoredGame:
-        """Store a finished game (durable first), then count it."""
+        """Store a finished game (durable first), count it for the matchmaker, and publish
+        it with its twin, or hold it until the twin ends."""
         result = game_result(report)
         stored = await self.store.commit_game(
             result, report.detail, report.record, event=event, pair=pair
         )
-        self.recent.appendleft(stored)
         self.live.pop(report.game_id, None)
-        self.results.append(result)
         self.meetings[pair_key(*result.seats)] += 1
         for bot in result.seats:
             self.games_played[bot] += 1
-            self._seen.add(bot)
-        self.decisions += sum(result.decisions)
-        self._refit.set()
+        key = duplicate_key(result)
+        twin = self.held.pop(key, None)
+        if twin is None:
+            self.held[key] = [stored]
+            self.held_ids.add(result.game_id)
+        else:
+            self.publish([*twin, stored])
         self.changes.fire()
         for listener in self.on_game:
             listener(stored)
         return stored
+
+    def publish(self, games: list[StoredGame]) -> None:
+        """Show committed games on the pages (their pair is over), in commit order."""
+        for stored in games:
+            self.held_ids.discard(stored.result.game_id)
+            self.recent.appendleft(stored)
+            self.results.append(stored.result)
+            self._seen.update(stored.result.seats)
+            self.decisions += sum(stored.result.decisions)
+        if games:
+            self._refit.set()
+            self.changes.fire()
+
+    def _hold_unpaired_event_games(self) -> None:
+        """At start-up: hold the stored games of unfinished events whose twin is not stored
+        (the event, played on, will deal it).  Every ladder pair is over: a restarted ladder
+        starts new pairs, so its lone halves are published."""
+        games = self.store.games()
+        pairs = collections.Counter(duplicate_key(g.result) for g in games)
+        for stored in reversed(games):
+            key = duplicate_key(stored.result)
+            if (
+                stored.event != LADDER
+                and pairs[key] == 1
+                and self.store.meta(event_over_key(stored.event)) is None
+            ):
+                self.held[key] = [stored]
+                self.held_ids.add(stored.result.game_id)
 
     async def _refresh_loop(self) -> None:
         while True:
@@ -401,6 +480,11 @@ class Arena:
 
     def _entrants(self) -> list[str]:
         return sorted(self._seen | {p.name for p in self.store.players()})
+
+
+def event_over_key(event: str) -> str:
+    """The ``meta`` key set when round-robin event ``event`` is over."""
+    return f"event:{event}:over"
 
 
 async def _end_session(

@@ -5,6 +5,10 @@ row is durable once ``save_game`` returns, so a kill -9 of the server loses no f
 and ``serve`` started again on the folder carries the ladder on from what is stored.  WAL
 also lets ``tacocat-arena players`` add or revoke a player while the server runs: the server
 reads a player's token hash at each connection, so the change counts at once.
+
+The folder is private (mode 0700) and the database too (0600, its WAL files alike), set when
+they are created and set back on every open: the store holds the deal secret
+(``arena/deals.py``), which predicts every deal, and the records of games not yet published.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import json
 import sqlite3
 import threading
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +26,11 @@ from typing import Any
 from tacocat_arena.tournament.storage import (
     GAME_COLUMNS_DDL,
     RESULT_COLUMNS,
+    private_database,
+    private_folder,
     result_from_row,
     result_values,
+    stored_secret,
 )
 from tacocat_arena.tournament.tables import GameResult
 
@@ -82,9 +90,10 @@ class ArenaStore:
     """The arena's SQLite database (one connection; the server's loop is its only user)."""
 
     def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         self.folder = folder
         self.path = folder / DB_NAME
+        private_database(self.path)
         self.db = self._connect()
         self.db.executescript(_SCHEMA)
         #: ``commit_game`` writes from this one thread, on its own connection: the commit's
@@ -118,6 +127,11 @@ class ArenaStore:
     def set_meta(self, key: str, value: str) -> None:
         """Store a setting."""
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def secret(self, key: str) -> str:
+        """The secret under ``key``, drawn from ``secrets`` on first use (as ``run``'s store
+        draws its deal secret)."""
+        return stored_secret(self.db, key)
 
     # -- players --------------------------------------------------------------------------
     def add_player(self, name: str, token_hash: str, *, replace: bool = False) -> None:
@@ -205,10 +219,16 @@ class ArenaStore:
         return StoredGame(seq, result, event, pair, detail, finished_at)
 
     def games(
-        self, *, bot: str | None = None, event: str | None = None, limit: int | None = None
+        self,
+        *,
+        bot: str | None = None,
+        event: str | None = None,
+        limit: int | None = None,
+        exclude: Collection[str] = (),
     ) -> list[StoredGame]:
-        """Finished games, newest first (all of them unless ``limit``)."""
-        where, args = _filters(bot, event)
+        """Finished games, newest first (all of them unless ``limit``), but those ``exclude``
+        names (games held back until their twin ends)."""
+        where, args = _filters(bot, event, exclude)
         query = f"SELECT {_COLUMNS} FROM games{where} ORDER BY seq DESC"
         if limit is not None:
             query += " LIMIT ?"
@@ -217,7 +237,7 @@ class ArenaStore:
 
     def results(self, *, event: str | None = None) -> list[GameResult]:
         """Every finished game's result, oldest first."""
-        where, args = _filters(None, event)
+        where, args = _filters(None, event, ())
         query = f"SELECT {_COLUMNS} FROM games{where} ORDER BY seq"
         return [_stored(row).result for row in self.db.execute(query, args)]
 
@@ -243,7 +263,7 @@ class ArenaStore:
 _COLUMNS = f"{RESULT_COLUMNS}, seq, event, pair, detail, finished_at"
 
 
-def _filters(bot: str | None, event: str | None) -> tuple[str, list[Any]]:
+def _filters(bot: str | None, event: str | None, exclude: Collection[str]) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if bot is not None:
         clauses.append("(seat0 = ? OR seat1 = ?)")
@@ -251,6 +271,9 @@ def _filters(bot: str | None, event: str | None) -> tuple[str, list[Any]]:
     if event is not None:
         clauses.append("event = ?")
         args.append(event)
+    if exclude:
+        clauses.append(f"game_id NOT IN ({', '.join('?' * len(exclude))})")
+        args += list(exclude)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 

@@ -23,7 +23,7 @@ from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.tables import GameResult
 
 GAMES_FILE = "games.jsonl"
-_PairKey = tuple[int, tuple[str, ...]]
+DuplicateKey = tuple[int, tuple[str, ...]]
 
 
 def game_line(result: GameResult, detail: str, record: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +43,9 @@ def game_line(result: GameResult, detail: str, record: dict[str, Any]) -> dict[s
     }
 
 
-def _pair_key(result: GameResult) -> _PairKey:
+def duplicate_key(result: GameResult) -> DuplicateKey:
+    """What the two games of a duplicate pair share: the deal's seed and the two bots (the
+    arena holds its games back by the same rule)."""
     return (result.seed, tuple(sorted(result.seats)))
 
 
@@ -52,7 +54,7 @@ class GamesLog:
 
     def __init__(self, path: Path, store: TournamentStore) -> None:
         self.path = path
-        self._waiting: dict[_PairKey, tuple[GameResult, str, dict[str, Any]]] = {}
+        self._waiting: dict[DuplicateKey, tuple[GameResult, str, dict[str, Any]]] = {}
         self._written = self._reconcile(store.count() == 0)
         for row in store.rows():
             self.add(*row)
@@ -74,7 +76,7 @@ class GamesLog:
         """A game was committed: append it with its twin once both are (each game once)."""
         if result.game_id in self._written:
             return
-        key = _pair_key(result)
+        key = duplicate_key(result)
         twin = self._waiting.pop(key, None)
         if twin is None:
             self._waiting[key] = (result, detail, record)

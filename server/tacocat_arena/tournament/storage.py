@@ -4,12 +4,15 @@ One file, ``tournament.sqlite`` in the output folder, in WAL mode with synchrono
 game's row is durable once ``save`` returns, so ``--resume`` after a crash or kill -9 replays
 no finished game and loses none.  The ``meta`` table holds the config fingerprint, so a resume
 with a different config is refused instead of mixing two tournaments, and the tournament's
-deal secret (``deal_secret``), drawn once and kept by ``--resume``.
+deal secret (``deal_secret``), drawn once and kept by ``--resume``.  The file is private to
+its owner (``private_database``: mode 0600, as are its WAL files): the secret predicts every
+deal, so another user of the machine must not read it while the tournament runs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -54,6 +57,7 @@ class TournamentStore:
     def __init__(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / DB_NAME
+        private_database(self.path)
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
@@ -94,12 +98,7 @@ class TournamentStore:
     def deal_secret(self) -> str:
         """The secret mixed into every deal seed (``schedule.deal_seed``): drawn from
         ``secrets`` on first use, then kept, so a resumed tournament deals the same cards."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'deal_secret'").fetchone()
-        if row is not None:
-            return str(row[0])
-        secret = secrets.token_hex(16)
-        self.db.execute("INSERT INTO meta VALUES ('deal_secret', ?)", (secret,))
-        return secret
+        return stored_secret(self.db)
 
     def save(self, result: GameResult, detail: str, record: dict[str, Any]) -> None:
         """Commit one finished game (durable on return)."""
@@ -128,6 +127,39 @@ class TournamentStore:
         query = f"SELECT {RESULT_COLUMNS}, detail, record FROM games ORDER BY rowid"
         for row in self.db.execute(query):
             yield result_from_row(row), row[-2], json.loads(row[-1])
+
+
+def stored_secret(db: sqlite3.Connection, key: str = "deal_secret") -> str:
+    """The secret under ``key`` in ``db``'s ``meta`` table, drawn from ``secrets`` (128 bits)
+    the first time: the deal secret of a tournament store and of the arena's store."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is not None:
+        return str(row[0])
+    secret = secrets.token_hex(16)
+    db.execute("INSERT INTO meta VALUES (?, ?)", (key, secret))
+    return secret
+
+
+#: Modes of what only the server's own user may read: a store, its WAL files, its folder.
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_FOLDER_MODE = 0o700
+
+
+def private_database(path: Path) -> None:
+    """Make the SQLite file ``path`` (and its ``-wal``/``-shm`` files) readable by its owner
+    only: created with mode 0600 if missing (SQLite gives the WAL files the database's mode),
+    set back to 0600 if a copy from an older version, a ``cp`` or a umask left it wider."""
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE))
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if part.exists() and part.stat().st_mode & 0o777 != PRIVATE_FILE_MODE:
+            os.chmod(part, PRIVATE_FILE_MODE)
+
+
+def private_folder(folder: Path) -> None:
+    """Make ``folder`` (created if missing) enterable by its owner only (mode 0700)."""
+    folder.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o777 != PRIVATE_FOLDER_MODE:
+        os.chmod(folder, PRIVATE_FOLDER_MODE)
 
 
 #: A ``GameResult``'s columns, in the order of ``result_values`` and ``result_from_row``.

@@ -43,7 +43,7 @@ async def games(request: Request) -> Response:
         for g in arena.live.values()
         if (bot is None or bot in g.seats) and (event is None or g.event == event)
     ]
-    stored = arena.store.games(bot=bot, event=event, limit=limit)
+    stored = arena.finished_games(bot=bot, event=event, limit=limit)
     return JSONResponse(live + [views.game_summary(g) for g in stored])
 
 
@@ -54,11 +54,13 @@ async def game(request: Request) -> Response:
     live = arena.live.get(game_id)
     if live is not None:
         return JSONResponse(views.spectator_state(live))
-    found = arena.store.game(game_id)
+    found = arena.finished_game(game_id)
     if found is None:
-        return JSONResponse({"error": f"no game {game_id!r}"}, 404)
+        why = views.held_reason(arena, game_id) or f"no game {game_id!r}"
+        return JSONResponse({"error": why}, 404)
     stored, record = found
-    return JSONResponse({**views.game_summary(stored), "record": record})
+    deal = arena.deal_of(stored)
+    return JSONResponse({**views.game_summary(stored), "record": record, "deal": deal})
 
 
 async def bot(request: Request) -> Response:

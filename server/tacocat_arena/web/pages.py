@@ -70,9 +70,10 @@ async def game_page(request: Request) -> Response:
     live = arena.live.get(game_id)
     if live is not None:
         return page(request, "live.html", {"game": views.spectator_state(live)})
-    found = arena.store.game(game_id)
+    found = arena.finished_game(game_id)
     if found is None:
-        return page(request, "missing.html", {"what": f"game {game_id!r}"}, 404)
+        why = views.held_reason(arena, game_id)
+        return page(request, "missing.html", {"what": f"game {game_id!r}", "why": why}, 404)
     stored, record = found
     if not record.get("unplayed") and "account" not in request.query_params:
         # The replay viewer of the report pages (one self-contained page), built off the
@@ -112,7 +113,7 @@ async def bot_data(arena: Arena, name: str) -> dict[str, Any] | None:
     return {
         "bot": name,
         "row": rows[0],
-        "games": [views.game_summary(g) for g in arena.store.games(bot=name, limit=50)],
+        "games": [views.game_summary(g) for g in arena.finished_games(bot=name, limit=50)],
         "live": [views.live_summary(g) for g in arena.live.values() if name in g.seats],
         "failures": [views.failure_dict(f) for f in reversed(arena.failures) if f.name == name][
             :20

@@ -102,6 +102,16 @@ def game_summary(stored: StoredGame) -> dict[str, Any]:
     }
 
 
+def held_reason(arena: Arena, game_id: str) -> str | None:
+    """Why a finished game is not shown yet (None if it is not held)."""
+    if game_id not in arena.held_ids:
+        return None
+    return (
+        f"game {game_id!r} is over; it is shown once its duplicate twin (the same deal, seats "
+        "swapped) has ended too"
+    )
+
+
 def live_summary(live: LiveGame) -> dict[str, Any]:
     """A game in flight in a list."""
     return {

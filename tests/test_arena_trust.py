@@ -1,0 +1,169 @@
+"""A hostile player against the arena: what it must not learn, keep or hold.
+
+Each test is the attack of issue 23 as real processes over loopback: ``tacocat-arena serve``,
+bots in their own processes, HTTP clients written here (``arena_support.fetch``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from arena_support import (
+    ArenaProcess,
+    BotProc,
+    add_players,
+    fetch,
+    hidden_strings,
+    start_arena,
+    start_bot,
+    wait_until,
+)
+
+from tacocat_arena.engine import spectator_event
+from tacocat_arena.tournament.schedule import deal_seed
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def cleanup() -> object:
+    """Processes registered here are killed at the end of the test, whatever happened."""
+    started: list[BotProc | ArenaProcess] = []
+    yield started
+    for item in reversed(started):
+        if isinstance(item, BotProc):
+            item.kill()
+        else:
+            item.stop(signal.SIGKILL, timeout=10)
+
+
+def _everything_served(
+    arena: ArenaProcess, first: str, second: str, bots: list[str]
+) -> dict[str, bytes]:
+    """Every page, JSON answer and event stream of the web server, headers included."""
+    paths = [
+        "/", "/events", "/api/leaderboard", "/api/status", "/api/connections", "/api/games",
+        "/api/games?limit=1000", "/api/games?event=ladder&limit=1000",
+        f"/games/{first}", f"/games/{first}?account", f"/api/games/{first}",
+        f"/games/{first}/events", f"/games/{second}", f"/api/games/{second}",
+        f"/games/{second}/events",
+    ]  # fmt: skip
+    for bot in bots:
+        paths += [f"/bots/{bot}", f"/api/bots/{bot}", f"/api/games?bot={bot}&limit=1000"]
+    return {path: fetch(arena.web, path, stream_s=0.5) for path in paths}
+
+
+def _is_live(arena: ArenaProcess, game_id: str) -> bool:
+    return any(g["id"] == game_id and g["live"] for g in arena.json("/api/games"))
+
+
+def _body(answer: bytes) -> bytes:
+    return answer.split(b"\n\n", 1)[1]
+
+
+def test_nothing_of_a_pairs_first_game_is_served_while_its_twin_is_live(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5")
+    cleanup.append(arena)
+    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.04) for n in tokens)
+    crawled: dict[int, dict[str, bytes]] = {}
+    for pair in range(6):  # a crawl that outlasted the second game is retried on the next
+        first, second = f"L{pair:06d}a", f"L{pair:06d}b"
+        wait_until(lambda: _is_live(arena, second), 60, f"{second} to be live")  # noqa: B023
+        served = _everything_served(arena, first, second, ["ann", "ben"])
+        if _is_live(arena, second):
+            crawled[pair] = served
+            if len(crawled) == 2:
+                break
+    assert len(crawled) == 2, "the second games ended before a crawl did: slow the bots down"
+    for pair, served in crawled.items():
+        first = f"L{pair:06d}a"
+        assert b"shown once its duplicate twin" in served[f"/api/games/{first}"]
+        assert served[f"/games/{first}"].startswith(b"404")
+        # No count tells the first game's result: the pairs before it are all there is.
+        assert json.loads(_body(served["/api/status"]))["games"] == 2 * pair
+        leaderboard = json.loads(_body(served["/api/leaderboard"]))
+        assert sum(row["games"] for row in leaderboard) <= 4 * pair
+        wait_until(lambda: arena.status(f"/api/games/{first}") == 200, 60, "the pair's end")  # noqa: B023
+        game = arena.json(f"/api/games/{first}")
+        seed = game["record"]["seed"]
+        signed = seed - 2**64 if seed >= 2**63 else seed
+        everything = b"\n".join(served.values())
+        assert str(seed).encode() not in everything and str(signed).encode() not in everything
+        # The twin's showdowns show its hands, the same cards: what it made public is not a
+        # leak of the first game (the stream of the twin is checked in test_arena_server).
+        twin = arena.json(f"/api/games/L{pair:06d}b")["record"]
+        public = json.dumps([spectator_event(e) for e in twin["events"]])
+        public += json.dumps([spectator_event(e) for e in twin["events"]], separators=(",", ":"))
+        leaks = [
+            (path, text)
+            for text in hidden_strings(game["record"])
+            - {t for t in hidden_strings(twin) if t in public}
+            for path, answer in served.items()
+            if text.encode() in answer
+        ]
+        assert not leaks, leaks
+        # The pair's deal secret is published with it: anyone can re-derive the seed; the
+        # arena's seed alone (run's scheme without the secret) predicts nothing.
+        deal = game["deal"]
+        pairing = tuple(deal["pairing"])
+        assert deal_seed(deal["arena_seed"], pairing, deal["deal"], deal["secret"]) == seed
+        assert deal_seed(deal["arena_seed"], pairing, deal["deal"]) != seed
+
+
+def _other_user_reads(path: Path) -> str:
+    """What uid/gid 65534 gets trying to read ``path`` (``cat``, or ``ls`` for a folder)."""
+    command = ["ls", str(path)] if path.is_dir() else ["cat", str(path)]
+    done = subprocess.run(
+        command, user=65534, group=65534, extra_groups=[], capture_output=True, timeout=30
+    )
+    if done.returncode == 0:
+        return "read"
+    return "denied" if b"Permission denied" in done.stderr else done.stderr.decode()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to uid 65534 needs root")
+def test_another_user_of_the_machine_cannot_read_the_store_or_the_deal_secret(
+    tmp_path: Path, cleanup: list
+) -> None:
+    shared = Path(tmp_path / "shared")  # a folder every user may enter, as /srv or /home is
+    shared.mkdir()
+    for part in (shared, *shared.parents):
+        if part == Path("/"):
+            break
+        part.chmod(part.stat().st_mode | 0o005)
+    control = shared / "public.txt"
+    control.write_text("anyone may read this")
+    control.chmod(0o644)
+    assert _other_user_reads(control) == "read"  # the test can tell: uid 65534 reads elsewhere
+    folder = shared / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    arena = start_arena(folder)
+    cleanup.append(arena)
+    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens)
+    wait_until(lambda: arena.json("/api/status")["games"] >= 2, 60, "games stored")
+    store = folder / "arena.sqlite"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for part in (store, folder / "arena.sqlite-wal", folder / "organizer.token"):
+        assert stat.S_IMODE(part.stat().st_mode) == 0o600, part
+    # Even a copy of the store made readable to everyone is refused once inside the folder.
+    for part in (folder, store, folder / "arena.sqlite-wal", folder / "logs" / "arena.log"):
+        assert _other_user_reads(part) == "denied", part
+    arena.stop()
+    # An older store (0755 folder, 0644 file) is made private when the arena opens it.
+    folder.chmod(0o755)
+    store.chmod(0o644)
+    restarted = start_arena(folder)
+    cleanup.append(restarted)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    assert _other_user_reads(folder) == "denied"
