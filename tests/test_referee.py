@@ -510,6 +510,7 @@ PUBLIC_EVENT_CASES = {
     "defended",
     "showdown",
     "round_ended",
+    "substituted",
 }
 SEAT_VIEW_FIELDS = {
     "seat",
@@ -530,26 +531,31 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _public_form(event: dict[str, Any]) -> dict[str, Any]:
-    """What ANY seat may know of one full-log event: the deal without the hands and the draw
-    pile, a replacement without the drawn cards; the rest is public as it is."""
+def _seat_form(event: dict[str, Any], seat: int) -> dict[str, Any]:
+    """What ``seat`` may know of one full-log event (I1, I2): the deal with its own hand only
+    (never the opponent's, never the draw pile), a replacement with the drawn cards only when
+    it is the seat's own; the rest is public as it is."""
     if event["type"] == "deal":
-        return {k: event[k] for k in ("type", "round", "position", "hand_size")}
+        public = {k: event[k] for k in ("type", "round", "position", "hand_size")}
+        return _jsonable({**public, "hand": event["hands"][seat]})
     if event["type"] == "replace":
-        return {
+        shown = {
             "type": "replace",
             "round": event["round"],
             "seat": event["seat"],
             "discarded": sorted(event["discarded"]),
         }
+        if event["seat"] == seat:
+            shown["drawn"] = list(event["drawn"])
+        return shown
     return _jsonable(event)
 
 
-def _wire_events(events: Any, round_number: int) -> list[dict[str, Any]]:
+def _wire_events(events: Any, round_number: int, seat: int) -> list[dict[str, Any]]:
     decoded = []
     for event in events:
         assert event.WhichOneof("event") in PUBLIC_EVENT_CASES, event
-        as_dict = event_from_pb(event, round_number)
+        as_dict = event_from_pb(event, round_number, seat)
         assert as_dict is not None
         if as_dict["type"] == "replace":
             as_dict = {**as_dict, "discarded": sorted(as_dict["discarded"])}
@@ -569,7 +575,9 @@ def _expected_view(game: Game, seat: int) -> dict[str, Any]:
         "tacocat": game.tacocat,
         "covered": list(game.covered[1:-1]),
         "events": [
-            _public_form(e) for e in game.round_events if e["type"] not in ("forfeit", "game_end")
+            _seat_form(e, seat)
+            for e in game.round_events
+            if e["type"] not in ("forfeit", "game_end")
         ],
         "past_rounds": [
             (r.round, r.winner, list(r.showdown), r.tacocat_from, r.tacocat_to, r.covered)
@@ -590,7 +598,7 @@ def _actual_view(view: pb.SeatView) -> dict[str, Any]:
         "discards": list(view.discards),
         "tacocat": view.board.tacocat,
         "covered": list(view.board.covered),
-        "events": _wire_events(view.events, view.round),
+        "events": _wire_events(view.events, view.round, view.seat),
         "past_rounds": [
             (
                 r.round,
@@ -690,8 +698,8 @@ def check_no_hidden_information(
             for e in record["events"]
             if e["round"] == end.rounds and e["type"] not in ("forfeit", "game_end")
         ]
-        assert _wire_events(end.last_round_events, end.rounds) == [
-            _public_form(e) for e in last_round
+        assert _wire_events(end.last_round_events, end.rounds, s) == [
+            _seat_form(e, s) for e in last_round
         ]
         starts = [
             m.game_start

@@ -15,7 +15,7 @@ import pytest
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.bench.load import _Arena
-from tacocat_arena.engine import DEFAULT_RULESET, DecisionKind, Game, build_view
+from tacocat_arena.engine import DEFAULT_RULESET, DecisionKind, Duel, Game, Replace, build_view
 from tacocat_arena.protocol import wire
 from tacocat_arena.referee.heap import freeze_long_lived
 
@@ -68,11 +68,15 @@ def test_the_wire_keeps_legal_options_and_events_as_bytes_not_messages() -> None
         wire._defend_options((view.hand[0],), view.hand),
     ]
     assert all(isinstance(value, bytes) and not gc.is_tracked(value) for value in cached)
+    while game.phase is DecisionKind.REPLACE:  # on to the duel, an event both seats share
+        game.apply(min(game.pending), Replace(()))
+    for seat in (0, 1):
+        game.apply(seat, Duel(game.hands[seat][0]))
     encoder = wire.ViewEncoder(0)
-    message = encoder.update(view)
-    assert [pb.PublicEvent.FromString(e) for e in encoder._converted_log if e] == list(
-        message.events
-    )
+    message = encoder.update(build_view(game, 0))
+    shared = [e for e in message.events if e.WhichOneof("event") not in ("deal", "replaced")]
+    assert shared  # the deal and replacements are each seat's own (its hand, its draw)
+    assert [pb.PublicEvent.FromString(e) for e in encoder._converted_log if e] == shared
     assert all(isinstance(event, bytes | None) for event in encoder._converted_log)
 
 

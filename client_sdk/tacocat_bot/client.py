@@ -296,14 +296,27 @@ def _decide(
     max_replace = request.legal.replace.max_discard if request.legal.HasField("replace") else 0
     view = view_from_pb(request.view, info.ruleset, kind, max_replace)
     if policy.strict:
+        return action_to_pb(request.game_id, request.request_id, bot.act(view))
+    try:
         action = bot.act(view)
-    else:
-        try:
-            action = bot.act(view)
-        except Exception:
-            action = default_action(view)
-            policy.replaced(request.game_id, kind.value, action)
+    except Exception as error:
+        action = default_action(view)
+        policy.replaced(request.game_id, kind.value, action)
+        # The referee is told, so the standings show a bot whose code fails (arena.proto).
+        reason = fallback_reason(kind.value, error)
+        return action_to_pb(request.game_id, request.request_id, action, reason)
     return action_to_pb(request.game_id, request.request_id, action)
+
+
+#: The longest fallback reason sent (the referee keeps 200 characters).
+MAX_FALLBACK_CHARS = 200
+
+
+def fallback_reason(method: str, error: BaseException) -> str:
+    """The one line ``Action.fallback`` carries: which method raised what, e.g.
+    ``attack() raised IndexError: tuple index out of range``."""
+    text = " ".join(f"{method}() raised {type(error).__name__}: {error}".split())
+    return text[:MAX_FALLBACK_CHARS]
 
 
 def _end_game(

@@ -350,7 +350,7 @@ class DefendOptions(_message.Message):
     def __init__(self, cards: _Optional[_Iterable[_Union[AttackCardOptions, _Mapping]]] = ...) -> None: ...
 
 class PublicEvent(_message.Message):
-    __slots__ = ("deal", "replaced", "duel_revealed", "attacked", "defended", "showdown", "round_ended")
+    __slots__ = ("deal", "replaced", "duel_revealed", "attacked", "defended", "showdown", "round_ended", "substituted")
     DEAL_FIELD_NUMBER: _ClassVar[int]
     REPLACED_FIELD_NUMBER: _ClassVar[int]
     DUEL_REVEALED_FIELD_NUMBER: _ClassVar[int]
@@ -358,6 +358,7 @@ class PublicEvent(_message.Message):
     DEFENDED_FIELD_NUMBER: _ClassVar[int]
     SHOWDOWN_FIELD_NUMBER: _ClassVar[int]
     ROUND_ENDED_FIELD_NUMBER: _ClassVar[int]
+    SUBSTITUTED_FIELD_NUMBER: _ClassVar[int]
     deal: Deal
     replaced: Replaced
     duel_revealed: DuelRevealed
@@ -365,27 +366,32 @@ class PublicEvent(_message.Message):
     defended: Defended
     showdown: Showdown
     round_ended: RoundEnded
-    def __init__(self, deal: _Optional[_Union[Deal, _Mapping]] = ..., replaced: _Optional[_Union[Replaced, _Mapping]] = ..., duel_revealed: _Optional[_Union[DuelRevealed, _Mapping]] = ..., attacked: _Optional[_Union[Attacked, _Mapping]] = ..., defended: _Optional[_Union[Defended, _Mapping]] = ..., showdown: _Optional[_Union[Showdown, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ...) -> None: ...
+    substituted: Substituted
+    def __init__(self, deal: _Optional[_Union[Deal, _Mapping]] = ..., replaced: _Optional[_Union[Replaced, _Mapping]] = ..., duel_revealed: _Optional[_Union[DuelRevealed, _Mapping]] = ..., attacked: _Optional[_Union[Attacked, _Mapping]] = ..., defended: _Optional[_Union[Defended, _Mapping]] = ..., showdown: _Optional[_Union[Showdown, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., substituted: _Optional[_Union[Substituted, _Mapping]] = ...) -> None: ...
 
 class Deal(_message.Message):
-    __slots__ = ("round", "space", "hand_size")
+    __slots__ = ("round", "space", "hand_size", "hand")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     SPACE_FIELD_NUMBER: _ClassVar[int]
     HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
     round: int
     space: int
     hand_size: int
-    def __init__(self, round: _Optional[int] = ..., space: _Optional[int] = ..., hand_size: _Optional[int] = ...) -> None: ...
+    hand: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, round: _Optional[int] = ..., space: _Optional[int] = ..., hand_size: _Optional[int] = ..., hand: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Replaced(_message.Message):
-    __slots__ = ("seat", "cards", "count")
+    __slots__ = ("seat", "cards", "count", "drawn")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARDS_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
+    DRAWN_FIELD_NUMBER: _ClassVar[int]
     seat: int
     cards: _containers.RepeatedScalarFieldContainer[int]
     count: int
-    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ..., count: _Optional[int] = ...) -> None: ...
+    drawn: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[int]] = ..., count: _Optional[int] = ..., drawn: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DuelRevealed(_message.Message):
     __slots__ = ("cards", "tie", "winner_seat")
@@ -451,6 +457,14 @@ class RoundEnded(_message.Message):
     covered_space: int
     def __init__(self, round: _Optional[int] = ..., tie: _Optional[bool] = ..., winner_seat: _Optional[int] = ..., tacocat_from: _Optional[int] = ..., tacocat_to: _Optional[int] = ..., covered_space: _Optional[int] = ...) -> None: ...
 
+class Substituted(_message.Message):
+    __slots__ = ("seat", "reason")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    reason: str
+    def __init__(self, seat: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class RoundSummary(_message.Message):
     __slots__ = ("round", "tie", "winner_seat", "showdown_cards", "tacocat_from", "tacocat_to", "covered_space")
     ROUND_FIELD_NUMBER: _ClassVar[int]
@@ -470,20 +484,22 @@ class RoundSummary(_message.Message):
     def __init__(self, round: _Optional[int] = ..., tie: _Optional[bool] = ..., winner_seat: _Optional[int] = ..., showdown_cards: _Optional[_Iterable[int]] = ..., tacocat_from: _Optional[int] = ..., tacocat_to: _Optional[int] = ..., covered_space: _Optional[int] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("game_id", "request_id", "replace", "duel", "attack", "defend")
+    __slots__ = ("game_id", "request_id", "replace", "duel", "attack", "defend", "fallback")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     REPLACE_FIELD_NUMBER: _ClassVar[int]
     DUEL_FIELD_NUMBER: _ClassVar[int]
     ATTACK_FIELD_NUMBER: _ClassVar[int]
     DEFEND_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     request_id: int
     replace: Replace
     duel: Duel
     attack: Attack
     defend: Defend
-    def __init__(self, game_id: _Optional[str] = ..., request_id: _Optional[int] = ..., replace: _Optional[_Union[Replace, _Mapping]] = ..., duel: _Optional[_Union[Duel, _Mapping]] = ..., attack: _Optional[_Union[Attack, _Mapping]] = ..., defend: _Optional[_Union[Defend, _Mapping]] = ...) -> None: ...
+    fallback: str
+    def __init__(self, game_id: _Optional[str] = ..., request_id: _Optional[int] = ..., replace: _Optional[_Union[Replace, _Mapping]] = ..., duel: _Optional[_Union[Duel, _Mapping]] = ..., attack: _Optional[_Union[Attack, _Mapping]] = ..., defend: _Optional[_Union[Defend, _Mapping]] = ..., fallback: _Optional[str] = ...) -> None: ...
 
 class Replace(_message.Message):
     __slots__ = ("discard",)

@@ -28,6 +28,7 @@ from tacocat_arena.engine import (
     Termination,
     TieRule,
 )
+from tacocat_arena.engine.game import ReadOnlyEvent
 from tacocat_arena.engine.legal import defence_options, distinct_values, legal_attacks
 
 PROTOCOL_VERSION = 1
@@ -98,13 +99,22 @@ def event_to_pb(event: Event) -> pb.PublicEvent | None:
     if kind == "deal":
         return pb.PublicEvent(
             deal=pb.Deal(
-                round=event["round"], space=event["position"], hand_size=event["hand_size"]
+                round=event["round"],
+                space=event["position"],
+                hand_size=event["hand_size"],
+                hand=event.get("hand", ()),
             )
         )
     if kind == "replace":
         cards = sorted(event["discarded"])
         return pb.PublicEvent(
-            replaced=pb.Replaced(seat=event["seat"], cards=cards, count=len(cards))
+            replaced=pb.Replaced(
+                seat=event["seat"], cards=cards, count=len(cards), drawn=event.get("drawn", ())
+            )
+        )
+    if kind == "substituted":
+        return pb.PublicEvent(
+            substituted=pb.Substituted(seat=event["seat"], reason=event["reason"])
         )
     if kind == "duel":
         return pb.PublicEvent(
@@ -153,23 +163,41 @@ def event_bytes(event: Event) -> bytes | None:
     return None if message is None else message.SerializeToString()
 
 
-def event_from_pb(message: pb.PublicEvent, round_number: int) -> Event | None:
-    """A PublicEvent in the engine's public-event form (see docs/game-record.md)."""
+def event_from_pb(
+    message: pb.PublicEvent, round_number: int, seat: int | None = None
+) -> Event | None:
+    """A PublicEvent in the engine's public-event form (see docs/game-record.md), as
+    ``public_event`` gives it to ``seat``: with the seat's own dealt hand, and the cards it
+    drew in its own replacements.  ``seat=None`` (a spectator) reads the public part only."""
     case = message.WhichOneof("event")
     if case == "deal":
         deal = message.deal
-        return {
+        dealt: Event = {
             "type": "deal",
             "round": deal.round,
             "position": deal.space,
             "hand_size": deal.hand_size,
         }
+        if seat is not None and deal.hand:
+            dealt["hand"] = tuple(deal.hand)
+        return dealt
     if case == "replaced":
-        return {
+        replaced = message.replaced
+        event: Event = {
             "type": "replace",
             "round": round_number,
-            "seat": message.replaced.seat,
-            "discarded": tuple(message.replaced.cards),
+            "seat": replaced.seat,
+            "discarded": tuple(replaced.cards),
+        }
+        if seat is not None and replaced.seat == seat:
+            event["drawn"] = tuple(replaced.drawn)
+        return event
+    if case == "substituted":
+        return {
+            "type": "substituted",
+            "round": round_number,
+            "seat": message.substituted.seat,
+            "reason": message.substituted.reason,
         }
     if case == "duel_revealed":
         duel = message.duel_revealed
@@ -277,9 +305,10 @@ class ViewEncoder:
         converted: list[bytes | None] | None = None,
     ) -> None:
         self.seat = seat
-        # The wire form of an event is the same for both seats (it drops the dealt hands and
-        # the drawn cards, the only seat-private parts), so the two seats of a game may share
-        # ``converted``: the game's log converted to serialised PublicEvents, by log index.
+        # The wire form of most events is the same for both seats, so the two seats of a game
+        # may share ``converted``: the game's log converted to serialised PublicEvents, by log
+        # index.  A deal and a replacement are not (each seat's holds its own dealt hand and
+        # drawn cards, I1, and never the other's, I2): those are converted for each seat.
         # Bytes rather than messages: bytes are invisible to the cyclic garbage collector
         # (a message is one more object each full collection walks) and merging them into
         # the request is as fast as appending a message.
@@ -307,9 +336,15 @@ class ViewEncoder:
             shared.extend([None] * (start - len(shared)))
         for offset in range(self._converted, len(seen)):
             index = start + offset
-            if len(shared) == index:
-                shared.append(event_bytes(seen[offset]))
-            converted = shared[index]
+            event = seen[offset]
+            if event["type"] in _SEAT_PRIVATE:
+                if len(shared) == index:
+                    shared.append(None)  # keeps the indexes; never read
+                converted = event_bytes(event)
+            else:
+                if len(shared) == index:
+                    shared.append(event_bytes(event))
+                converted = shared[index]
             if converted is not None:
                 events.add().MergeFromString(converted)
         self._converted = len(seen)
@@ -347,6 +382,10 @@ class ViewEncoder:
     def events(self, view: SeatView) -> list[pb.PublicEvent]:
         """This round's public events of ``view`` as protobuf messages."""
         return list(self.update(view).events)
+
+
+#: The events whose seat's form holds cards only that seat may know (``public_event``).
+_SEAT_PRIVATE = frozenset(("deal", "replace"))
 
 
 def write_legal(
@@ -403,10 +442,15 @@ def _defend_options(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> bytes:
 def view_from_pb(
     message: pb.SeatView, ruleset: Ruleset, kind: DecisionKind | None, max_replace: int = 0
 ) -> SeatView:
-    """Rebuild an engine ``SeatView`` from the wire (the SDK's side)."""
+    """Rebuild an engine ``SeatView`` from the wire (the SDK's side): the same value as
+    ``build_view`` gives in process for that seat, events included (tests/test_parity.py),
+    except ``log_start``, an index into the referee's whole log, which is 0 here."""
     covered = (False, *message.board.covered, False)
+    seat = message.seat
     events = tuple(
-        e for e in (event_from_pb(ev, message.round) for ev in message.events) if e is not None
+        ReadOnlyEvent(e)
+        for e in (event_from_pb(ev, message.round, seat) for ev in message.events)
+        if e is not None
     )
     return SeatView(
         seat=message.seat,
@@ -429,9 +473,14 @@ def view_from_pb(
 
 
 # -- actions -------------------------------------------------------------------------------------
-def action_to_pb(game_id: str, request_id: int, action: Action) -> pb.Action:
-    """An engine action as the Action answering a request."""
+def action_to_pb(
+    game_id: str, request_id: int, action: Action, fallback: str | None = None
+) -> pb.Action:
+    """An engine action as the Action answering a request; ``fallback`` (one line) says the
+    action is not the bot's own decision but a default played because its code failed."""
     message = pb.Action(game_id=game_id, request_id=request_id)
+    if fallback is not None:
+        message.fallback = fallback
     if isinstance(action, Replace):
         message.replace.discard.extend(action.cards)
     elif isinstance(action, Duel):
@@ -458,7 +507,9 @@ def action_from_pb(message: pb.Action, kind: DecisionKind) -> Action:
     if case == "duel":
         return _duel(_card(message.duel.card))
     if case == "replace":
-        return _replace(_cards(message.replace.discard))
+        # Ascending, as every multiset on the wire: the Replaced event each seat gets then
+        # names the discards in the order the engine's own event does.
+        return _replace(tuple(sorted(_cards(message.replace.discard))))
     if case == "attack":
         return _attack(_cards(message.attack.cards))
     answers = message.defend.answers
