@@ -17,7 +17,7 @@ server.  See docs/sdk.md.
 from tacocat_arena.engine import DecisionKind, SeatView
 from tacocat_bot.bot import Bot
 from tacocat_bot.client import SessionError, SessionSummary, run
-from tacocat_bot.local import MatchScore, play_local
+from tacocat_bot.local import MatchScore, local_games, play_local
 
 __all__ = [
     "Bot",
@@ -26,6 +26,7 @@ __all__ = [
     "SeatView",
     "SessionError",
     "SessionSummary",
+    "local_games",
     "play_local",
     "run",
 ]
