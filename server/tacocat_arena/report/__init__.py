@@ -5,7 +5,23 @@ figures) and what a game record holds; they compute no statistic of their own. E
 one self-contained file that works opened from disk.
 """
 
-from tacocat_arena.report.frames import Frame, FrameError, replay_frames
-from tacocat_arena.report.replay import render_replay
+from tacocat_arena.report.frames import Frame, FrameError, replay_frames, spectator_frames
+from tacocat_arena.report.replay import (
+    end_update,
+    live_update,
+    render_live,
+    render_replay,
+)
+from tacocat_arena.report.templating import FAVICON
 
-__all__ = ["Frame", "FrameError", "render_replay", "replay_frames"]
+__all__ = [
+    "FAVICON",
+    "Frame",
+    "FrameError",
+    "end_update",
+    "live_update",
+    "render_live",
+    "render_replay",
+    "replay_frames",
+    "spectator_frames",
+]

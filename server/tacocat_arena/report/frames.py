@@ -6,13 +6,15 @@ Tacocat's position, the tiles placed so far and who won the rounds they mark. It
 the record's events, as any re-verifier in another language would, so the page needs no
 engine and no script of its own that knows the rules: it only draws frames.
 
-Hidden cards are shown because a record is published only after its game is over; a page
-about a game in progress must be built from the public per-seat form instead.
+Hidden cards are shown because a record is published only after its game is over. A game in
+progress is drawn from its spectator events instead (``spectator_frames``: the public form of
+``engine.spectator_event``): the same table, hands as sizes only, and no hidden card anywhere
+in its frames, so the live page needs no second viewer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,13 +38,17 @@ class Tile:
 
 @dataclass(frozen=True)
 class Frame:
-    """The table after one event; ``index`` is the event's position in the record's log."""
+    """The table after one event; ``index`` is the event's position in the game's log.
+
+    ``hands`` is None in a spectator's frame (a game in progress): only ``hand_sizes`` then.
+    """
 
     index: int
     round: int
     kind: str
     text: tuple[str, ...]
-    hands: tuple[tuple[Card, ...], tuple[Card, ...]]
+    hands: tuple[tuple[Card, ...], tuple[Card, ...]] | None
+    hand_sizes: tuple[int, int]
     discards: tuple[Card, ...]
     draw_pile: int
     position: int
@@ -52,13 +58,13 @@ class Frame:
     actor: int | None
 
     def to_json(self) -> dict[str, Any]:
-        """The frame as the replay page's script reads it."""
-        return {
+        """The frame as the replay page's script reads it (no ``hands`` key when hidden)."""
+        shown: dict[str, Any] = {
             "i": self.index,
             "round": self.round,
             "kind": self.kind,
             "text": list(self.text),
-            "hands": [list(self.hands[0]), list(self.hands[1])],
+            "sizes": list(self.hand_sizes),
             "discards": list(self.discards),
             "draw": self.draw_pile,
             "pos": self.position,
@@ -67,85 +73,124 @@ class Frame:
             "played": list(self.played),
             "actor": self.actor,
         }
+        if self.hands is not None:
+            shown["hands"] = [list(self.hands[0]), list(self.hands[1])]
+        return shown
 
 
-def _take(hand: list[Card], cards: Sequence[Card], where: str) -> None:
-    for card in cards:
-        try:
-            hand.remove(card)
-        except ValueError:
-            raise FrameError(f"{where}: card {card} is not in the hand {sorted(hand)}") from None
+class _Table:
+    """The table as the events so far left it; ``hands`` stay None while they are hidden."""
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.ruleset = ruleset
+        self.hands: list[list[Card]] | None = None
+        self.sizes = [0, 0]
+        self.discards: list[Card] = []
+        self.draw = 0
+        self.position = ruleset.centre
+        self.tiles: list[Tile] = []
+        self.won = [0, 0]
+
+    def take(self, seat: int, cards: Sequence[Card], where: str) -> None:
+        """Cards leave ``seat``'s hand for the discard pile."""
+        self.sizes[seat] -= len(cards)
+        self.discards += cards
+        if self.hands is None:
+            return
+        for card in cards:
+            try:
+                self.hands[seat].remove(card)
+            except ValueError:
+                hand = sorted(self.hands[seat])
+                raise FrameError(f"{where}: card {card} is not in the hand {hand}") from None
+
+    def apply(self, event: Mapping[str, Any], where: str) -> tuple[tuple[Card, ...], int | None]:
+        """Play ``event`` on the table; return the cards it played and who acted."""
+        kind = event["type"]
+        actor: int | None = event.get("seat")
+        if kind == "deal":
+            size = int(event["hand_size"])
+            self.sizes = [size, size]
+            shown = event.get("hands")
+            self.hands = None if shown is None else [sorted(shown[0]), sorted(shown[1])]
+            self.discards = []
+            self.draw = self.ruleset.deck_size - 2 * size
+            self.position = int(event["position"])
+            return (), actor
+        if kind == "replace":
+            seat, discarded = int(event["seat"]), list(event["discarded"])
+            self.take(seat, discarded, where)
+            self.sizes[seat] += len(discarded)  # as many drawn as discarded (R1)
+            self.draw -= len(discarded)
+            if self.hands is not None:
+                self.hands[seat] = sorted(self.hands[seat] + list(event["drawn"]))
+            return tuple(discarded), actor
+        if kind == "duel":
+            for seat in (0, 1):
+                self.take(seat, [event["cards"][seat]], where)
+            return tuple(event["cards"]), actor
+        if kind == "attack":
+            self.take(int(event["seat"]), event["cards"], where)
+            return tuple(event["cards"]), actor
+        if kind == "defend":
+            named = [answer for answer in event["answers"] if answer is not None]
+            cards = named + list(event["sacrificed"])
+            self.take(int(event["seat"]), cards, where)
+            return tuple(cards), actor
+        if kind == "showdown":
+            return tuple(event["cards"]), actor
+        if kind == "round_end":
+            if event["winner"] is not None:
+                self.won[int(event["winner"])] += 1
+                self.tiles.append(Tile(int(event["covered"]), int(event["winner"])))
+            self.position = int(event["tacocat_to"])
+        return (), event.get("winner") if kind in ("round_end", "game_end") else actor
+
+    def frame(self, index: int, round_number: int, event: Mapping[str, Any], names: Sequence[str],
+              played: tuple[Card, ...], actor: int | None) -> Frame:  # fmt: skip
+        """The table now, as the frame of ``event``."""
+        kind = event["type"]
+        hands = self.hands
+        return Frame(
+            index=index,
+            round=round_number,
+            kind=kind,
+            text=tuple(line.strip() for line in describe_event(event, names)) or (kind,),
+            hands=None if hands is None else (tuple(hands[0]), tuple(hands[1])),
+            hand_sizes=(self.sizes[0], self.sizes[1]),
+            discards=tuple(self.discards),
+            draw_pile=self.draw,
+            position=self.position,
+            tiles=tuple(self.tiles),
+            rounds_won=(self.won[0], self.won[1]),
+            played=played,
+            actor=actor,
+        )
+
+
+def _frames(
+    events: Iterable[Mapping[str, Any]], names: Sequence[str], ruleset: Ruleset
+) -> list[Frame]:
+    table = _Table(ruleset)
+    round_number = 0
+    frames: list[Frame] = []
+    for index, event in enumerate(events):
+        where = f"event {index} ({event['type']}, round {event.get('round')})"
+        round_number = int(event.get("round", round_number))
+        played, actor = table.apply(event, where)
+        frames.append(table.frame(index, round_number, event, names, played, actor))
+    return frames
 
 
 def replay_frames(record: Mapping[str, Any], names: Sequence[str]) -> list[Frame]:
     """One frame per event of ``record`` (version 1 or 2), in order; raises FrameError when an
     event refers to a card that is not there."""
-    ruleset = Ruleset.from_dict(record["ruleset"])
-    hands: list[list[Card]] = [[], []]
-    discards: list[Card] = []
-    draw = 0
-    position = ruleset.centre
-    tiles: list[Tile] = []
-    won = [0, 0]
-    round_number = 0
-    frames: list[Frame] = []
-    for index, event in enumerate(record.get("events", [])):
-        kind = event["type"]
-        where = f"event {index} ({kind}, round {event.get('round')})"
-        round_number = int(event.get("round", round_number))
-        played: tuple[Card, ...] = ()
-        actor: int | None = event.get("seat")
-        if kind == "deal":
-            hands = [sorted(event["hands"][0]), sorted(event["hands"][1])]
-            discards = []
-            draw = len(event["draw_pile"])
-            position = int(event["position"])
-        elif kind == "replace":
-            seat = int(event["seat"])
-            _take(hands[seat], event["discarded"], where)
-            hands[seat] = sorted(hands[seat] + list(event["drawn"]))
-            discards += event["discarded"]
-            draw -= len(event["drawn"])
-            played = tuple(event["discarded"])
-        elif kind == "duel":
-            for seat in (0, 1):
-                _take(hands[seat], [event["cards"][seat]], where)
-            discards += event["cards"]
-            played = tuple(event["cards"])
-        elif kind == "attack":
-            _take(hands[int(event["seat"])], event["cards"], where)
-            discards += event["cards"]
-            played = tuple(event["cards"])
-        elif kind == "defend":
-            seat = int(event["seat"])
-            named = [answer for answer in event["answers"] if answer is not None]
-            _take(hands[seat], named + list(event["sacrificed"]), where)
-            discards += named + list(event["sacrificed"])
-            played = tuple(named + list(event["sacrificed"]))
-        elif kind == "showdown":
-            played = tuple(event["cards"])
-        elif kind == "round_end":
-            if event["winner"] is not None:
-                won[int(event["winner"])] += 1
-                tiles.append(Tile(int(event["covered"]), int(event["winner"])))
-            position = int(event["tacocat_to"])
-            actor = event["winner"]
-        elif kind == "game_end":
-            actor = event["winner"]
-        frames.append(
-            Frame(
-                index=index,
-                round=round_number,
-                kind=kind,
-                text=tuple(line.strip() for line in describe_event(event, names)) or (kind,),
-                hands=(tuple(hands[0]), tuple(hands[1])),
-                discards=tuple(discards),
-                draw_pile=draw,
-                position=position,
-                tiles=tuple(tiles),
-                rounds_won=(won[0], won[1]),
-                played=played,
-                actor=actor,
-            )
-        )
-    return frames
+    return _frames(record.get("events", []), names, Ruleset.from_dict(record["ruleset"]))
+
+
+def spectator_frames(
+    events: Iterable[Mapping[str, Any]], names: Sequence[str], ruleset: Ruleset
+) -> list[Frame]:
+    """One frame per spectator event of a game in progress (``engine.spectator_event``'s
+    form): the public table, hands as sizes, nothing hidden."""
+    return _frames(events, names, ruleset)

@@ -12,11 +12,19 @@ from typing import Any
 
 from tacocat_arena import __version__
 from tacocat_arena.engine import Ruleset
-from tacocat_arena.report.frames import replay_frames
+from tacocat_arena.report.frames import Frame, replay_frames
 from tacocat_arena.report.templating import ending_words, environment, static_text
 
 CELL = 80
 """Width of one board cell in the SVG's units."""
+
+ENDED_NOTE = (
+    "Everything is shown, both hands included: a record is published only after its game is over."
+)
+LIVE_NOTE = (
+    "A game in progress shows only what a spectator may see: the hands' sizes, not their cards,"
+    " and no draw pile. The whole record is shown here when the game ends."
+)
 
 
 @dataclass(frozen=True)
@@ -73,24 +81,92 @@ def render_replay(
     *,
     game_id: str | None = None,
     back_href: str | None = None,
+    back_text: str = "the tournament report",
 ) -> str:
     """The replay page of one finished game's record (version 1 or 2), as HTML text.
 
-    ``names`` are the seats' bot names; ``back_href`` (relative) links back to a report.
+    ``names`` are the seats' bot names; ``back_href`` (relative) links back to ``back_text``.
     Raises FrameError when the record's events cannot be followed.
     """
+    return _page(
+        replay_frames(record, names),
+        names,
+        Ruleset.from_dict(record["ruleset"]),
+        title=f"Game {game_id}" if game_id else "Tacocat game replay",
+        outcome=outcome_sentence(record, names),
+        back=(back_href, back_text),
+    )
+
+
+def render_live(
+    frames: Sequence[Frame],
+    names: Sequence[str],
+    ruleset: Ruleset,
+    *,
+    game_id: str,
+    stream: str,
+    back: tuple[str, str],
+) -> str:
+    """The same page for a game in progress: ``frames`` are a spectator's (report.frames.
+    spectator_frames); the page follows ``stream`` (server-sent ``state`` events with new
+    frames, then ``end`` with the full record's frames and the outcome) and becomes the
+    game's replay when it ends."""
+    return _page(
+        frames,
+        names,
+        ruleset,
+        title=f"Game {game_id}",
+        outcome="In progress.",
+        back=back,
+        stream=stream,
+    )
+
+
+def live_update(frames: Sequence[Frame]) -> dict[str, Any]:
+    """A live page's ``state`` event: every frame so far."""
+    return {"frames": [frame.to_json() for frame in frames]}
+
+
+def end_update(record: Mapping[str, Any] | None, names: Sequence[str]) -> dict[str, Any]:
+    """A live page's ``end`` event: the finished game's frames and outcome (None: the game
+    ended without a record, as when the arena stopped first)."""
+    if record is None:
+        return {"frames": None, "outcome": "The game ended without being stored."}
     frames = replay_frames(record, names)
-    title = f"Game {game_id}" if game_id else "Tacocat game replay"
-    data = {"cell": CELL, "frames": [frame.to_json() for frame in frames]}
+    return {
+        "frames": [frame.to_json() for frame in frames],
+        "outcome": outcome_sentence(record, names),
+    }
+
+
+def _page(
+    frames: Sequence[Frame],
+    names: Sequence[str],
+    ruleset: Ruleset,
+    *,
+    title: str,
+    outcome: str,
+    back: tuple[str | None, str],
+    stream: str | None = None,
+) -> str:
+    data = {
+        "cell": CELL,
+        "frames": [frame.to_json() for frame in frames],
+        "stream": stream,
+        "ended_note": ENDED_NOTE,
+    }
     return (
         environment()
         .get_template("replay.html.j2")
         .render(
             title=title,
             names=list(names),
-            outcome=outcome_sentence(record, names),
-            board=board_of(Ruleset.from_dict(record["ruleset"])),
-            back_href=back_href,
+            outcome=outcome,
+            board=board_of(ruleset),
+            back_href=back[0],
+            back_text=back[1],
+            live=stream is not None,
+            live_note=LIVE_NOTE,
             version=__version__,
             data=data,
             css=static_text("common.css") + static_text("replay.css"),

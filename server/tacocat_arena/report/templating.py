@@ -17,6 +17,12 @@ from markupsafe import Markup
 from tacocat_arena.engine import Termination
 from tacocat_arena.tournament.tables import CrossCell
 
+FAVICON = (
+    "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E"
+    "%3Ccircle cx='8' cy='8' r='7' fill='%23d69e2e' stroke='%23744210'/%3E%3C/svg%3E"
+)
+"""The Tacocat as the pages' icon, inline: no request (and no 404) for /favicon.ico."""
+
 #: How each ending reads in a sentence ("... by ..."), keyed by the engine's own enum.
 ENDINGS: Final[dict[Termination, str]] = {
     Termination.GOAL: "the Tacocat reaching a goal",
@@ -87,6 +93,7 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    env.globals["favicon"] = FAVICON
     env.filters.update(
         points=points,
         fixed=fixed,

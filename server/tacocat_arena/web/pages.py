@@ -16,11 +16,13 @@ from starlette.routing import Route
 
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.play.narrate import narrate
-from tacocat_arena.report import FrameError, render_replay
+from tacocat_arena.report import FrameError, end_update, live_update, render_live, render_replay
 from tacocat_arena.web import views
 from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
 from tacocat_arena.web.streams import LIVE_POLL_S, event_stream
 
+#: Where a game's page links back to, and what it calls it.
+BACK = ("/", "the arena's leaderboard")
 #: The index's parts, each a template ``_NAME.html`` and a section ``id="NAME"``.
 INDEX_SECTIONS = ("leaderboard", "connections", "games")
 
@@ -69,7 +71,17 @@ async def game_page(request: Request) -> Response:
     game_id = request.path_params["game_id"]
     live = arena.live.get(game_id)
     if live is not None:
-        return page(request, "live.html", {"game": views.spectator_state(live)})
+        if live.game is None:
+            return page(request, "live.html", {"game": views.live_summary(live)})
+        html = render_live(
+            views.live_frames(live),
+            live.seats,
+            live.game.ruleset,
+            game_id=game_id,
+            stream=f"/games/{game_id}/events",
+            back=BACK,
+        )
+        return HTMLResponse(html)
     found = arena.finished_game(game_id)
     if found is None:
         why = views.held_reason(arena, game_id)
@@ -91,15 +103,26 @@ async def game_page(request: Request) -> Response:
 
 
 async def game_events(request: Request) -> Response:
-    """A live game's stream: its spectator state on every change, then ``end``."""
+    """A live game's stream: its spectator state and frames on every change, then ``end``
+    with the finished game's frames (its record is public once it is stored)."""
     arena = arena_of(request)
     game_id = request.path_params["game_id"]
 
     def state() -> dict[str, str]:
         live = arena.live.get(game_id)
         if live is None:
-            return {"end": json.dumps({"id": game_id})}
-        return {"state": json.dumps(views.spectator_state(live))}
+            held = views.held_reason(arena, game_id)
+            if held is not None:  # over, but its record waits for its duplicate twin
+                return {"held": json.dumps({"id": game_id, "outcome": held})}
+            found = arena.finished_game(game_id)
+            names = ("seat 0", "seat 1") if found is None else found[0].result.seats
+            try:
+                ending = end_update(None if found is None else found[1], names)
+            except FrameError:
+                ending = end_update(None, names)
+            return {"end": json.dumps({"id": game_id, **ending})}
+        shown = {k: v for k, v in views.spectator_state(live).items() if k != "events"}
+        return {"state": json.dumps({**shown, **live_update(views.live_frames(live))})}
 
     return event_stream(arena, state, until="end", poll_s=LIVE_POLL_S)
 

@@ -14,6 +14,11 @@ from typing import Any
 from tacocat_arena.arena.ladder import Arena, ConnectionFailure, LiveGame
 from tacocat_arena.arena.store import StoredGame
 from tacocat_arena.engine import spectator_event
+from tacocat_arena.report import Frame, spectator_frames
+
+#: Event kinds that end a game: a live page's frames stop before them (their detail waits for
+#: the record, as ``spectator_state``'s events do).
+_ENDINGS = frozenset({"forfeit", "game_end"})
 
 
 def leaderboard(arena: Arena) -> list[dict[str, Any]]:
@@ -148,6 +153,19 @@ def spectator_state(live: LiveGame) -> dict[str, Any]:
         events=[spectator_event(event) for event in game.events],
     )
     return state
+
+
+def live_frames(live: LiveGame) -> list[Frame]:
+    """A game in flight drawn as a spectator may see it: one frame per public event so far."""
+    game = live.game
+    if game is None:
+        return []
+    shown = []
+    for event in list(game.events):
+        if event["type"] in _ENDINGS:
+            break
+        shown.append(spectator_event(event))
+    return spectator_frames(shown, live.seats, game.ruleset)
 
 
 def rating_points(history: list[tuple[int, float, float]]) -> dict[str, Any] | None:

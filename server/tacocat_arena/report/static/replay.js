@@ -20,6 +20,7 @@
       target.appendChild(el);
     });
     target.setAttribute("data-cards", cards.join(" "));
+    target.removeAttribute("aria-label");
     if (cards.length === 0) {
       var none = document.createElement("span");
       none.className = "empty";
@@ -28,12 +29,28 @@
     }
   }
 
+  // A hand a spectator may not see (a game in progress): its size, as cards face down.
+  function hiddenHand(target, size) {
+    target.textContent = "";
+    target.setAttribute("data-cards", "");
+    target.setAttribute("aria-label", size + " cards, face down");
+    for (var i = 0; i < size; i++) {
+      var el = document.createElement("span");
+      el.className = "card back";
+      el.setAttribute("aria-hidden", "true");
+      target.appendChild(el);
+    }
+  }
+
   function show(index) {
+    if (frames.length === 0) { return; }
     current = Math.max(0, Math.min(frames.length - 1, index));
     var f = frames[current];
     for (var seat = 0; seat < 2; seat++) {
       var own = f.actor === seat ? f.played : [];
-      cardList($("hand-" + seat), f.hands[seat], own);
+      if (f.hands) { cardList($("hand-" + seat), f.hands[seat], own); }
+      else { hiddenHand($("hand-" + seat), f.sizes[seat]); }
+      $("size-" + seat).textContent = String(f.sizes[seat]);
       $("won-" + seat).textContent = String(f.won[seat]);
       $("seat-" + seat).classList.toggle("acting", f.actor === seat);
     }
@@ -77,22 +94,26 @@
 
   var rounds = $("round-select");
   var firstOfRound = {};
-  frames.forEach(function (f, i) {
-    if (!(f.round in firstOfRound)) {
-      firstOfRound[f.round] = i;
-      var option = document.createElement("option");
-      option.value = String(f.round);
-      option.textContent = "Round " + f.round;
-      rounds.appendChild(option);
-    }
-  });
   var log = $("log");
-  frames.forEach(function (f, i) {
-    var li = document.createElement("li");
-    li.textContent = f.text.join(" / ");
-    li.addEventListener("click", function () { stop(); show(i); });
-    log.appendChild(li);
-  });
+  function build() {
+    firstOfRound = {};
+    rounds.textContent = "";
+    log.textContent = "";
+    frames.forEach(function (f, i) {
+      if (!(f.round in firstOfRound)) {
+        firstOfRound[f.round] = i;
+        var option = document.createElement("option");
+        option.value = String(f.round);
+        option.textContent = "Round " + f.round;
+        rounds.appendChild(option);
+      }
+      var li = document.createElement("li");
+      li.textContent = f.text.join(" / ");
+      li.addEventListener("click", function () { stop(); show(i); });
+      log.appendChild(li);
+    });
+  }
+  build();
 
   rounds.addEventListener("change", function () { stop(); show(firstOfRound[rounds.value]); });
   $("first").addEventListener("click", function () { stop(); show(0); });
@@ -115,5 +136,38 @@
     return match ? Number(match[1]) - 1 : 0;
   }
   window.addEventListener("hashchange", function () { stop(); show(fromHash()); });
-  show(fromHash());
+
+  // A game in progress: new frames arrive over the page's event stream (the board follows
+  // the newest unless the reader stepped back); at "end" the stream brings the full record's
+  // frames and the page becomes the game's replay, without a reload.
+  if (data.stream) {
+    var stream = new EventSource(data.stream);
+    var follow = function () { return current >= frames.length - 1; };
+    stream.addEventListener("state", function (event) {
+      var following = follow();
+      frames = JSON.parse(event.data).frames;
+      if (frames.length === 0) { return; }
+      build();
+      show(following ? frames.length - 1 : current);
+    });
+    // Over, but its record waits until its duplicate twin (same deal, seats swapped) ends.
+    stream.addEventListener("held", function (event) {
+      $("outcome").textContent = JSON.parse(event.data).outcome + ".";
+      document.body.classList.add("held");
+    });
+    stream.addEventListener("end", function (event) {
+      stream.close();
+      var end = JSON.parse(event.data);
+      document.body.classList.remove("live", "held");
+      document.body.classList.add("ended");
+      $("outcome").textContent = end.outcome;
+      $("visibility").textContent = end.frames ? data.ended_note : end.outcome;
+      if (end.frames && end.frames.length) {
+        frames = end.frames;
+        build();
+        show(frames.length - 1);
+      }
+    });
+  }
+  if (frames.length) { show(fromHash()); }
 })();
