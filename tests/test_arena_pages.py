@@ -79,9 +79,10 @@ def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
     page.wait_for_selector("body.ended", timeout=120_000)
     assert page.evaluate("window.__loadedOnce") == "yes"
     assert page.locator("#hand-0").get_attribute("data-cards") != ""
-    assert " won by " in page.locator("#outcome").inner_text() or "draw" in page.locator(
-        "#outcome"
-    ).inner_text()
+    assert (
+        " won by " in page.locator("#outcome").inner_text()
+        or "draw" in page.locator("#outcome").inner_text()
+    )
     page.keyboard.press("Home")
     assert page.locator("#step").get_attribute("data-index") == "0"
     assert len(page.locator("#hand-0").get_attribute("data-cards").split()) >= 5

@@ -64,7 +64,7 @@ def test_the_live_page_holds_no_hidden_card() -> None:
         stream="/games/L000001a/events",
         back=("/", "the arena's leaderboard"),
     )
-    assert 'id="board"' in html and 'live</span>' in html
+    assert 'id="board"' in html and "live</span>" in html
     for key in ('"hands"', '"drawn"', '"draw_pile"', "is dealt"):
         assert key not in html, key
     for event in events[:cut]:
