@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import urllib.error
 from pathlib import Path
 
 import pytest
@@ -49,12 +50,20 @@ def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5")
     cleanup.append(arena)
-    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.12) for n in tokens)
-    game_id = wait_until(
-        lambda: next(
-            (g["id"] for g in arena.json("/api/games") if g["live"]), None
-        ), 30, "a live game",
-    )  # fmt: skip
+    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.2) for n in tokens)
+
+    def a_game_just_begun() -> str | None:
+        for game in arena.json("/api/games"):
+            if game["live"]:
+                try:
+                    state = arena.json(f"/api/games/{game['id']}")
+                except urllib.error.HTTPError:  # it ended meanwhile (and is held)
+                    continue
+                if state.get("started") and len(state.get("events", [])) < 8:
+                    return str(game["id"])
+        return None
+
+    game_id = wait_until(a_game_just_begun, 60, "a live game at its start")
     page = browser_page.page
     page.goto(f"{arena.web}/games/{game_id}")
     page.wait_for_selector("#board", timeout=20_000)

@@ -187,7 +187,11 @@ def test_a_live_game_page_and_its_event_stream_never_show_a_hidden_card(
     reader.start()
     live_answers = 0
     while reader.is_alive():
-        state = arena.get(f"/api/games/{game_id}")
+        try:
+            state = arena.get(f"/api/games/{game_id}")
+        except urllib.error.HTTPError as error:  # over, held until its duplicate twin ends
+            assert error.code == 404, error
+            state = b"{}"
         if json.loads(state).get("live"):
             live_answers += 1
             served.append(state)
