@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.cli import main
 from tacocat_arena.engine import to_record
@@ -56,6 +57,7 @@ def test_play_runs_a_quick_match(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = (tmp_path / "m" / "games.jsonl").read_text().splitlines()
     assert len(lines) == 2
+    assert_verifies(tmp_path / "m")
     assert {tuple(json.loads(line)["seats"]) for line in lines} == {
         ("greedy", "random"),
         ("random", "greedy"),

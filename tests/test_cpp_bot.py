@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from check_support import REPO_ROOT, run_check, statuses
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 pytestmark = [pytest.mark.slow]
 
@@ -85,3 +86,4 @@ def test_the_cpp_bot_plays_a_tournament_against_python_greedy(
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(games) == 6
     assert {game["reason"] for game in games} <= {"goal", "round_cap"}
+    assert_verifies(out)

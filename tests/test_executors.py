@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.tournament.config import load_config
 from tacocat_arena.tournament.executors import make_batches, play_batch, run_on_workers
@@ -118,6 +119,8 @@ def test_one_process_two_workers_and_a_cluster_play_the_same_games(
     assert len(one) == 3 * 4
     assert _games(outs["workers"]) == one
     assert _games(outs["dask"]) == one
+    for out in outs.values():
+        assert_verifies(out)
 
 
 @pytest.mark.slow
@@ -153,6 +156,7 @@ def test_a_killed_dask_worker_loses_no_game_and_records_none_twice(
     assert len(ids) == 3 * 20 == len(set(ids))
     planned = {g.game_id for g in round_robin(["a", "b", "c"], 20, 5)}
     assert set(ids) == planned
+    assert_verifies(out)  # each planned game once, with its planned deal
 
 
 class _EveryBatchTwice:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.cli import main
 from tacocat_arena.tournament.config import ConfigError, TournamentFormat, load_config
@@ -103,4 +104,5 @@ def test_run_gauntlet_plays_only_its_pairings_and_reports_on_the_way(tmp_path: P
         ("new", "b", 4, 2),
     ]
     assert results["metadata"]["format"] == "gauntlet"
+    assert_verifies(out)  # exactly the gauntlet's plan, every game re-verified
     assert results["metadata"]["games_played"] == 8

@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import DEFAULT_RULESET, Game
 from tacocat_arena.tournament import sandbox
@@ -144,6 +145,7 @@ def test_hostile_bots_in_the_sandbox_are_contained(tmp_path: Path) -> None:
     out = tmp_path / "out"
     logs = out / "logs"
     played = games(out)
+    assert_verifies(out)  # every forfeit, refusal and timing as the referee recorded it
     assert len(played) == 6 * 4  # the gauntlet completed: every game recorded
     assert "Sandbox: bwrap for victim, spy, predict" in done.stdout
     assert "memory 1024 MiB (RLIMIT_DATA)" in done.stdout
@@ -225,6 +227,7 @@ def test_hostile_bots_without_the_sandbox(tmp_path: Path) -> None:
     out = tmp_path / "out"
     logs = out / "logs"
     played = games(out)
+    assert_verifies(out)  # every forfeit, refusal and timing as the referee recorded it
     assert "Sandbox: none for victim" in done.stdout
 
     # Without a sandbox the thief reads the victim's token, the runner's command line and

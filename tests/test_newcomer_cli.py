@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 
 def arena(
@@ -179,6 +180,7 @@ def test_debug_mode_has_no_clock_plays_one_game_at_a_time_and_shows_the_bots_out
     assert "thinking hard" not in (tmp_path / "out" / "logs" / "slow.log").read_text()  # not log
     assert "game 1/2: slow-greedy-d0" in done.stdout and "game 2/2:" in done.stdout
     assert "by timeout" not in done.stdout
+    assert_verifies(tmp_path / "out")  # the records state the clock the games had: none
 
 
 def test_move_timeout_0_means_no_limit(tmp_path: Path) -> None:
@@ -196,6 +198,7 @@ def test_move_timeout_0_means_no_limit(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "concurrency 4, no clock" in " ".join(done.stdout.split())
+    assert_verifies(tmp_path / "out")
 
 
 # -- points 5 and 6: SIGTERM is Ctrl-C; partial tables say so ------------------------------
@@ -243,6 +246,7 @@ def test_sigterm_saves_partial_tables_and_says_how_to_resume(tmp_path: Path) -> 
     assert wait_no_processes(token) == []  # the bots were stopped
     assert json.loads((out / "results.json").read_text())["metadata"]["complete"] is False
     assert f"**Partial**: {saved} of 40 planned games" in (out / "report.md").read_text()
+    assert "not complete" in assert_verifies(out).unchecked
 
 
 # -- point 13: tables explained, not wrapped when stdout is a file ------------------------
@@ -306,6 +310,7 @@ def test_strict_stops_a_bot_at_its_first_exception(tmp_path: Path) -> None:
 
     games = [json.loads(line) for line in (tmp_path / "out" / "games.jsonl").open()]
     assert [game["reason"] for game in games] == ["crash", "crash"]
+    assert_verifies(tmp_path / "out")
     log = (tmp_path / "out" / "logs" / "buggy.log").read_text()
     assert "KeyError: 'no such card'" in log and "played duel" not in log
 

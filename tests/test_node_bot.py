@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import DEFAULT_RULESET, Termination, replay
 from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
@@ -201,6 +202,7 @@ def test_node_bot_in_a_cli_tournament(tmp_path: Path) -> None:
         assert sorted(game["seats"]) == ["greedy", "node"]
         assert game["reason"] in ("goal", "round_cap"), game.get("detail")
         replay(game["record"])
+    assert_verifies(tmp_path)
 
 
 def test_the_node_bot_passes_tacocat_arena_check() -> None:

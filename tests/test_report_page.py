@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from browser_support import file_url
 from replay_support import engine_states, read_table
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.report.writer import write_reports
 from tacocat_arena.tournament.config import load_config
@@ -62,6 +63,7 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 0, done.stderr
     assert f"Open the report in a browser: {folder / 'out' / 'report.html'}" in done.stdout
+    assert_verifies(folder / "out")  # the crashes and restarts as the records say
     return folder
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.cli import main
 from tacocat_arena.tournament.live import EXIT_CODES, MatchMonitor
@@ -46,6 +47,7 @@ def test_greedy_against_random_accepts_h1_and_stops_early(tmp_path: Path) -> Non
     assert (pairing["a"], pairing["b"]) == ("greedy", "random")
     assert pairing["pairs"] >= sprt["pairs"] and pairing["elo"] > 100 and pairing["los"] > 0.99
     assert len((out / "games.jsonl").read_text().splitlines()) == played  # the match is over
+    assert_verifies(out)  # whole pairs of the plan only, every game re-verified
 
 
 @pytest.mark.slow
@@ -57,6 +59,7 @@ def test_no_decision_within_the_cap_exits_4(tmp_path: Path) -> None:
     assert code == EXIT_CODES[SprtDecision.NONE] == 4, output
     assert "SPRT: no decision (LLR " in output and "after 2 pairs" in output
     assert json.loads((out / "results.json").read_text())["sprt"]["decision"] == "none"
+    assert_verifies(out)
 
 
 @pytest.mark.parametrize(

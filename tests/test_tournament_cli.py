@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import replay
 from tacocat_arena.tournament.schedule import round_robin
@@ -168,6 +169,7 @@ def check_complete_outputs(
     )
     pairings = len(bots) * (len(bots) - 1) // 2
     games = read_games(out)
+    assert_verifies(out)  # every game, line and the plan, as `tacocat-arena verify` checks
 
     # games.jsonl: every planned game exactly once, with the planned seats and seed.
     assert len(games) == len(plan) == pairings * games_per_pairing
@@ -416,6 +418,7 @@ def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) 
     rows = db_rows(out)
     check_games_log(out, rows)
     assert len(read_games(out)) == len(finished_pairs(rows)[0])  # Ctrl-C: nothing missing
+    assert "not complete" in assert_verifies(out).unchecked  # its plan: not yet checkable
 
     resumed = run_cli(config, "--resume", cwd=elsewhere(tmp_path))
     assert resumed.returncode == 0, resumed.stderr

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 pytest.importorskip("gymnasium", reason="needs the [gymnasium] extra")
 
@@ -43,3 +44,4 @@ def test_a_briefly_trained_agent_plays_a_real_tournament(tmp_path):
         rows = {row["bot"]: row for row in csv.DictReader(file)}
     assert set(rows) == {"trained", "random"}
     assert int(rows["trained"]["games"]) == 2 and int(rows["trained"]["forfeits"]) == 0
+    assert_verifies(tmp_path / "out")

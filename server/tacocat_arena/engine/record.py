@@ -9,7 +9,7 @@ included) are enough to follow a game in another language without our shuffle.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,11 +193,18 @@ def events_to_json(events: list[Any]) -> list[dict[str, Any]]:
     return json.loads(json.dumps(events))
 
 
-def replay(record: Mapping[str, Any], *, rounds: list[int] | None = None) -> Game:
+def replay(
+    record: Mapping[str, Any],
+    *,
+    rounds: list[int] | None = None,
+    before: Callable[[int, Game], None] | None = None,
+) -> Game:
     """Rebuild a game from a record's (ruleset, seed, actions) and check it against the
     record's events and result; raise RecordError (naming the rule and round) on any
     difference.  Reads record versions 1 and 2.  ``rounds``, when given, receives the round
-    in which each action was applied."""
+    in which each action was applied; ``before(index, game)`` is shown the game just before
+    each action is applied (``verify`` checks there what the referee claims of it), and
+    must not change it."""
     if not isinstance(record, Mapping) or record.get("format") != FORMAT:
         raise RecordError(f'not a {FORMAT} (no "format": "{FORMAT}" field)')
     if record.get("version") not in READABLE_VERSIONS:
@@ -218,6 +225,8 @@ def replay(record: Mapping[str, Any], *, rounds: list[int] | None = None) -> Gam
         seat, action = action_from_json(entry)
         if rounds is not None:
             rounds.append(game.round)
+        if before is not None:
+            before(index, game)
         try:
             if isinstance(action, Forfeit):
                 game.forfeit(seat, action.termination, action.detail)

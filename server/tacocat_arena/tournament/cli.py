@@ -467,6 +467,6 @@ def verify_command(path: Path) -> Iterator[str]:
         raise click.ClickException(str(error)) from None
     lines = list(verify_lines(result, path))
     yield from lines[:-1]
-    if result.problems:
+    if not result.ok:
         raise click.ClickException(lines[-1])
     yield lines[-1]

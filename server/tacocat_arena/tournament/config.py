@@ -265,6 +265,12 @@ class TournamentConfig:
         """Metadata for reports (the seed is revealed there: the tournament is over)."""
         return {
             "bots": {b.name: b.command for b in self.bots},
+            # With the commands, what the fingerprint hashes: ``verify`` re-derives it.
+            **(
+                {"bot_args": {b.name: list(b.args) for b in self.bots if b.args}}
+                if any(b.args for b in self.bots)
+                else {}
+            ),
             "games_per_pairing": self.games_per_pairing,
             "seed": self.seed,
             "concurrency": self.concurrency,

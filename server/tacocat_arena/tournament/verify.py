@@ -2,10 +2,12 @@
 
 A result table is only as trustworthy as the records anyone can re-check.  ``verify_path``
 replays every game of a record file, a ``games.jsonl`` or a tournament's SQLite store from its
-(ruleset, seed, actions), compares every event and the result, checks every substitution mark
-and refused answer, and re-runs each seat's clock from the timings the record holds against
-the clock settings it states (docs/game-record.md, "Checks").  Each problem names the game, the
-round and the rule ID.
+(ruleset, seed, actions), compares every event and the result, checks what the referee claims
+(every substitution is the policy's default, every refused answer was refused for the rule it
+cites, every forfeit is one the policy imposes: record_checks), re-runs each seat's clock
+against the clock settings the record states, checks each games.jsonl line against its record,
+and, for a tournament folder, that it holds exactly its plan (plan_check).  Each problem names
+the game, the round and the rule ID (docs/game-record.md, "Checks").
 """
 
 from __future__ import annotations
@@ -16,12 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tacocat_arena.engine import Failure, RecordError, replay
+from tacocat_arena.engine import RecordError, replay
 from tacocat_arena.engine.record import FORMAT
+from tacocat_arena.tournament.plan_check import check_plan
+from tacocat_arena.tournament.record_checks import (
+    StateChecks,
+    check_line,
+    check_marks,
+    check_policy,
+    check_timing,
+    clock_of,
+)
 from tacocat_arena.tournament.storage import DB_NAME, read_games
 
-#: Slack for timings rounded to the microsecond in the record.
-_EPSILON_MS = 0.01
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -31,11 +40,13 @@ class InputError(ValueError):
 
 @dataclass(frozen=True)
 class GameEntry:
-    """One recorded game: its id, its bots' names (when known) and its record."""
+    """One recorded game: its id, its bots' names (when known) and its record; ``line`` is
+    the whole games.jsonl line it came from, whose own fields ``verify`` checks too."""
 
     game_id: str
     names: tuple[str, str] | None
     record: Mapping[str, Any]
+    line: Mapping[str, Any] | None = None
 
     @property
     def seat_names(self) -> tuple[str, str]:
@@ -65,13 +76,22 @@ class Verification:
     unplayed: int
     timed: int  # games whose timings were checked (records of version 2 with clock settings)
     problems: tuple[Problem, ...]
+    #: For a folder whose plan could not be re-derived (no results.json, or an unfinished
+    #: tournament's, without the deal secret): why.  Such a folder is not reported as OK.
+    unchecked: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """No problem, and nothing that should have been checked left unchecked."""
+        return not self.problems and not self.unchecked
 
 
 def load_games(path: Path) -> list[GameEntry]:
     """Every game in ``path``: a tournament folder, its tournament.sqlite, a games.jsonl, or
-    one game record (JSON); raise InputError naming what the file is otherwise."""
+    one game record (JSON); raise InputError naming what the file is otherwise.  A folder is
+    read from its games.jsonl, the published file, else from its store."""
     if path.is_dir():
-        for name in (DB_NAME, "games.jsonl"):
+        for name in ("games.jsonl", DB_NAME):
             if (path / name).exists():
                 return load_games(path / name)
         raise InputError(f"{path} is a folder without {DB_NAME} or games.jsonl")
@@ -111,8 +131,9 @@ def _json_lines(path: Path, text: str) -> Iterator[GameEntry]:
 
 def _entry(path: Path, item: Any, number: int) -> GameEntry:
     """A games.jsonl line ({"id", "seats", "record"}) or a bare record."""
+    line = None
     if isinstance(item, Mapping) and isinstance(item.get("record"), Mapping):
-        record, game_id, names = item["record"], item.get("id"), item.get("seats")
+        record, game_id, names, line = item["record"], item.get("id"), item.get("seats"), item
     elif isinstance(item, Mapping) and item.get("format") == FORMAT:
         record, game_id, names = item, item.get("id"), item.get("players")
     elif isinstance(item, Mapping) and "standings" in item:
@@ -129,6 +150,7 @@ def _entry(path: Path, item: Any, number: int) -> GameEntry:
         str(game_id) if game_id is not None else f"#{number}",
         _names(names),
         record,
+        line,
     )
 
 
@@ -139,22 +161,28 @@ def _names(names: Any) -> tuple[str, str] | None:
 
 
 def verify_game(entry: GameEntry) -> list[Problem]:
-    """Every problem of one recorded game (empty when it re-verifies)."""
+    """Every problem of one recorded game (empty when it re-verifies): its replay, then what
+    the referee claims of it (record_checks) and, for a games.jsonl line, the line's fields."""
     record = entry.record
     rounds: list[int] = []
+    state = StateChecks(record, rounds)
     try:
-        replay(record, rounds=rounds)
+        replay(record, rounds=rounds, before=state)
     except RecordError as error:
         return [Problem(entry.game_id, error.round, error.rule, str(error))]
-    found = [Problem(entry.game_id, r, rule, text) for r, rule, text in check_marks(record, rounds)]
-    found += [
-        Problem(entry.game_id, r, rule, text) for r, rule, text in check_timing(record, rounds)
+    found = [
+        *check_marks(record, rounds),
+        *state.found,
+        *check_policy(record, rounds),
+        *check_timing(record, rounds),
+        *(check_line(entry.line, record) if entry.line is not None else ()),
     ]
-    return found
+    return [Problem(entry.game_id, r, rule, text) for r, rule, text in found]
 
 
 def verify_path(path: Path) -> Verification:
-    """Re-verify every game in ``path`` (see ``load_games``)."""
+    """Re-verify every game in ``path`` (see ``load_games``); for a folder, also that it holds
+    exactly its tournament's plan (plan_check)."""
     entries = load_games(path)
     if not entries:
         raise InputError(f"{path} holds no game")
@@ -163,112 +191,44 @@ def verify_path(path: Path) -> Verification:
     for entry in entries:
         if entry.record.get("unplayed"):
             unplayed += 1
+            if entry.line is not None:
+                problems += [
+                    Problem(entry.game_id, r, rule, text)
+                    for r, rule, text in check_line(entry.line, entry.record)
+                ]
             continue
         problems += verify_game(entry)
-        timed += _clock(entry.record) is not None
-    return Verification(len(entries) - unplayed, unplayed, timed, tuple(problems))
-
-
-def check_marks(
-    record: Mapping[str, Any], rounds: Sequence[int]
-) -> Iterator[tuple[int | None, str, str]]:
-    """F1: substitutions and refused answers are recorded as docs/game-record.md says."""
-    policy = (record.get("referee") or {}).get("failure_policy")
-    for index, entry in enumerate(record["actions"]):
-        where = rounds[index] if index < len(rounds) else None
-        substituted, refused = entry.get("substituted"), entry.get("refused")
-        if substituted is not None and policy == "forfeit":
-            yield where, "F1", f"action {index} is a substitution under the forfeit policy"
-        if substituted in (Failure.ILLEGAL.value, Failure.MALFORMED.value) and not refused:
-            yield where, "F1", f"action {index} replaced a refused answer that is not recorded"
-        if refused is None:
-            continue
-        then = "forfeit" if "forfeit" in entry else "default_action"
-        if not isinstance(refused, Mapping) or refused.get("then") != then:
-            yield where, "F1", f"action {index}: its refused answer does not say it led to {then}"
-        elif "forfeit" not in entry and substituted is None:
-            yield where, "F1", f"action {index} holds a refused answer but is the bot's own"
-
-
-def _clock(record: Mapping[str, Any]) -> tuple[float, float, float] | None:
-    referee = record.get("referee")
-    if not isinstance(referee, Mapping):
-        return None
-    try:
-        return (
-            float(referee["decision_ms"]),
-            float(referee["bank_ms"]),
-            float(referee["grace_ms"]),
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def check_timing(
-    record: Mapping[str, Any], rounds: Sequence[int]
-) -> Iterator[tuple[int | None, str, str]]:
-    """T1-T3: every measured time against the record's clock, each seat's bank re-run."""
-    clock = _clock(record)
-    if clock is None:
-        return  # version 1, or a game played without a referee: nothing to check
-    allowance, bank_ms, grace = clock
-    bank = [bank_ms, bank_ms]
-    for index, entry in enumerate(record["actions"]):
-        seat = entry.get("seat")
-        if seat not in (0, 1):
-            continue
-        where = rounds[index] if index < len(rounds) else None
-        ms = entry.get("ms")
-        timeout = Failure.TIMEOUT.value in (entry.get("substituted"), entry.get("forfeit"))
-        own = "forfeit" not in entry and "substituted" not in entry
-        answered = own or "refused" in entry  # an illegal or malformed answer came in time
-        if ms is None:
-            if own:
-                yield where, "T3", f"action {index} (seat {seat}) has no measured time"
-            continue
-        if not isinstance(ms, int | float) or isinstance(ms, bool) or ms < 0:
-            yield where, "T3", f"action {index} (seat {seat}): {ms!r} is not a time in ms"
-            continue
-        limit = allowance + bank[seat] + grace
-        if answered and allowance and ms > limit + _EPSILON_MS:
-            yield (
-                where,
-                "T1",
-                (
-                    f"action {index} (seat {seat}) took {ms:g} ms, past its {allowance:g} ms "
-                    f"allowance + {bank[seat]:g} ms of bank left + {grace:g} ms grace, "
-                    "yet it was applied instead of timing out"
-                ),
-            )
-        if answered and allowance and ms > allowance:
-            bank[seat] = max(0.0, bank[seat] - (ms - allowance))
-        if timeout:
-            if not allowance:
-                yield where, "T2", f"action {index} (seat {seat}): a timeout with no clock"
-            elif ms + _EPSILON_MS < allowance + bank[seat]:
-                yield (
-                    where,
-                    "T2",
-                    (
-                        f"action {index} (seat {seat}) timed out after {ms:g} ms, before its "
-                        f"{allowance:g} ms allowance + {bank[seat]:g} ms of bank had run out"
-                    ),
-                )
-            bank[seat] = 0.0
+        timed += clock_of(entry.record) is not None
+    unchecked = ""
+    if path.is_dir():
+        plan = check_plan(path, [(e.game_id, e.names, e.record) for e in entries])
+        unchecked = plan.unchecked
+        problems += [
+            Problem(game_id or str(path), None, rule, text) for game_id, rule, text in plan.found
+        ]
+    return Verification(len(entries) - unplayed, unplayed, timed, tuple(problems), unchecked)
 
 
 def verify_lines(result: Verification, path: Path) -> Iterator[str]:
-    """What ``tacocat-arena verify`` prints: one line per problem, then a summary."""
+    """What ``tacocat-arena verify`` prints: one line per problem, then a summary (``OK:``
+    only when ``result.ok``)."""
     for problem in result.problems:
         yield str(problem)
     games = f"{result.games} game{'s' * (result.games != 1)}"
     unplayed = f" ({result.unplayed} not played)" if result.unplayed else ""
     timing = f"; timings checked in {result.timed}" if result.timed < result.games else ""
+    plan = "; the folder holds exactly its plan" if path.is_dir() else ""
     if result.problems:
         yield f"{len(result.problems)} problem(s) in {games} of {path}{unplayed}"
+    elif result.unchecked:
+        yield (
+            f"NOT CHECKED: {games} of {path} re-verified{unplayed}, but not the folder: "
+            f"{result.unchecked}"
+        )
     else:
         yield (
             f"OK: {games} of {path} re-verified{unplayed}: every action legal, every event "
-            f"and result as replayed, every substitution marked, every timing within its clock"
-            f"{timing}"
+            f"and result as replayed, every substitution the policy's default, every refusal "
+            f"and forfeit as the rules and the policy rule, every timing within its clock"
+            f"{timing}{plan}"
         )

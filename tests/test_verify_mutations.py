@@ -1,0 +1,348 @@
+"""``verify`` rejects every record or folder that claims what did not happen (issue 24).
+
+Each test takes a record or an output folder that verifies, changes one claim, and requires
+``verify`` to print the rule of docs/game-record.md, "Checks", that the change breaks, and no
+other.  The forger is as strong as the format allows: ``forge`` re-plays the changed actions
+through the engine and rewrites the events and the result, so the replay alone passes and
+only the check of the claim itself can catch it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tacocat_arena.engine import Failure, Forfeit, Game, Ruleset, build_view, replay
+from tacocat_arena.engine.record import action_from_json, events_to_json
+from tacocat_arena.protocol.wire import default_action
+from tacocat_arena.tournament.verify import GameEntry, verify_game, verify_lines, verify_path
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def golden(name: str) -> dict[str, Any]:
+    return json.loads((GOLDEN / name).read_text())
+
+
+def forge(record: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite ``record``'s events and result from its (changed) actions, as the engine
+    plays them: what a forger who knows the engine would publish."""
+    game = Game(Ruleset.from_dict(record["ruleset"]), record["seed"])
+    for entry in record["actions"]:
+        seat, action = action_from_json(entry)
+        if isinstance(action, Forfeit):
+            game.forfeit(seat, action.termination, action.detail)
+        elif "substituted" in entry:
+            game.substitute(seat, action, Failure(entry["substituted"]))
+        else:
+            game.apply(seat, action)
+    outcome = game.outcome
+    assert outcome is not None
+    record["events"] = events_to_json(game.events)
+    record.update(
+        result=outcome.result(),
+        termination=outcome.termination.value,
+        winner=outcome.winner,
+        rounds=game.round,
+    )
+    return record
+
+
+def rules(record: dict[str, Any]) -> set[str]:
+    """The rule IDs ``verify`` prints for one record (each line ``GAME round R RULE: ...``)."""
+    problems = verify_game(GameEntry("g", None, record))
+    for problem in problems:
+        assert f" {problem.rule}: " in str(problem)
+    return {problem.rule for problem in problems}
+
+
+def first(record: dict[str, Any], wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    return next(entry for entry in record["actions"] if wanted(entry))
+
+
+def own_move_not_the_default(record: dict[str, Any], seat: int) -> int:
+    """The index of a move of ``seat``'s own that is not the default action."""
+    found: list[int] = []
+
+    def look(index: int, game: Game) -> None:
+        entry = record["actions"][index]
+        if entry.get("seat") != seat or {"substituted", "forfeit"} & entry.keys():
+            return
+        if action_from_json(entry)[1] != default_action(build_view(game, seat)):
+            found.append(index)
+
+    replay(record, before=look)
+    return found[0]
+
+
+def test_the_fixtures_and_the_forgers_unchanged_records_verify() -> None:
+    """The control: without a change, no rule is broken (so every rejection below is the
+    change's)."""
+    for path in sorted(GOLDEN.glob("*.json")):
+        record = json.loads(path.read_text())
+        assert rules(record) == set(), path.name
+        assert rules(forge(copy.deepcopy(record))) == set(), path.name
+
+
+# -- F2: a substitution is exactly the policy's default ------------------------------------------
+def test_F2_an_ordinary_move_relabelled_as_a_substitution() -> None:
+    record = golden("default-action.json")
+    index = own_move_not_the_default(record, 0)
+    entry = record["actions"][index]
+    entry.update(substituted="timeout", ms=3200.0, reason="no answer")  # a timeout's time
+    assert rules(forge(record)) == {"F2"}
+
+
+# -- F3: a refused answer was refused for the rule it cites ---------------------------------------
+def refused_duel() -> tuple[dict[str, Any], dict[str, Any]]:
+    record = golden("default-action.json")
+    entry = first(record, lambda e: e.get("substituted") == "illegal_action")
+    assert entry["refused"]["sent"] == {"duel": 99} and entry["refused"]["rule"] == "D1"
+    return record, entry
+
+
+def test_F3_a_refused_answer_that_was_legal() -> None:
+    record, entry = refused_duel()
+    entry["refused"]["sent"] = {"duel": entry["duel"]}  # the default card: in the hand
+    assert rules(record) == {"F3"}
+
+
+def test_F3_a_refused_answer_citing_a_rule_it_does_not_break() -> None:
+    record, entry = refused_duel()
+    entry["refused"]["rule"] = "P6"
+    assert rules(record) == {"F3"}
+
+
+def test_F3_an_answer_of_the_wrong_kind_recorded_as_illegal() -> None:
+    record, entry = refused_duel()
+    entry["refused"]["sent"] = {"attack": [entry["duel"]]}  # an attack answering a duel
+    assert rules(record) == {"F3"}
+
+
+def test_F3_the_old_fixture_a_duel_answering_a_defence_recorded_as_illegal() -> None:
+    """tests/golden/forfeit-illegal_action.json as it was: ``{"duel": 99}`` refused as an
+    illegal answer to a pending defend.  It is malformed (the fixture now says so)."""
+    record = golden("forfeit-illegal_action.json")
+    refused = record["actions"][-1]["refused"]
+    assert refused["failure"] == "malformed" and refused["sent"] is None
+    refused.update(failure="illegal_action", sent={"duel": 99}, rule="D1")
+    refused.pop("note")
+    assert rules(record) == {"F3"}
+
+
+def test_F3_a_malformed_answer_that_holds_a_decoded_action() -> None:
+    record = golden("forfeit-illegal_action.json")
+    record["actions"][-1]["refused"]["sent"] = {"defend": [99]}
+    assert rules(record) == {"F3"}
+
+
+# -- F4: forfeits and substitutions are the recorded policy's ------------------------------------
+def test_F4_a_timeout_forfeit_under_the_default_action_policy() -> None:
+    record = golden("forfeit-timeout.json")
+    record["referee"]["failure_policy"] = "default_action"
+    assert rules(record) == {"F4"}
+
+
+def test_F4_an_illegal_action_forfeit_without_a_refused_answer() -> None:
+    record = golden("forfeit-illegal_action.json")
+    del record["actions"][-1]["refused"]
+    assert rules(record) == {"F4"}
+
+
+def test_F4_a_substitution_under_the_forfeit_policy() -> None:
+    record = golden("default-action.json")
+    record["referee"]["failure_policy"] = "forfeit"
+    assert rules(record) == {"F4"}
+
+
+def test_F4_a_disconnect_substituted_instead_of_forfeited() -> None:
+    record = golden("default-action.json")
+    first(record, lambda e: e.get("substituted") == "timeout")["substituted"] = "disconnect"
+    assert rules(forge(record)) == {"F4"}
+
+
+# -- T1, T2: the clock, with the grace, as the referee runs it ------------------------------------
+def test_T2_a_timeout_inside_the_grace_window() -> None:
+    record = golden("forfeit-timeout.json")
+    # 1000 ms allowance + 2000 ms of bank left: timed out 50 ms into the 100 ms grace.
+    record["actions"][-1]["ms"] = 3050.0
+    assert rules(record) == {"T2"}
+
+
+def test_T1_an_answer_accepted_past_its_deadline() -> None:
+    """The slow-bot game of the issue: an answer applied after allowance + bank left +
+    grace had run out (the late-timer allowance the referee no longer has)."""
+    record = golden("default.json")
+    first(record, lambda e: e.get("seat") == 0 and "ms" in e)["ms"] = 3100.5
+    assert rules(record) == {"T1"}
+
+
+def test_T3_a_timeout_without_its_time() -> None:
+    record = golden("forfeit-timeout.json")
+    del record["actions"][-1]["ms"]
+    assert rules(record) == {"T3"}
+
+
+# -- a real match's folder: lines (G1) and the plan (S1, S2) -------------------------------------
+@pytest.fixture(scope="module")
+def match(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real match of two built-in bots through the CLI (2 deals, 4 games): its folder."""
+    folder = tmp_path_factory.mktemp("match")
+    done = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "play", "random", "greedy"]
+        + ["--games", "4", "--out", "m", "--quiet"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return folder / "m"
+
+
+def lines_of(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / "games.jsonl").read_text().splitlines()]
+
+
+def write_lines(folder: Path, lines: list[dict[str, Any]]) -> Path:
+    path = folder / "games.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def printed_rules(path: Path) -> set[str]:
+    """The rule IDs ``tacocat-arena verify PATH`` prints (all but its summary line)."""
+    result = verify_path(path)
+    printed = list(verify_lines(result, path))[:-1]
+    assert len(printed) == len(result.problems)
+    for line, problem in zip(printed, result.problems, strict=True):
+        assert f" {problem.rule}: " in line
+    return {problem.rule for problem in result.problems}
+
+
+def copied(match: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(match, tmp_path / "m"))
+
+
+@pytest.mark.slow
+def test_the_match_folder_verifies_and_its_plan_is_checked(match: Path) -> None:
+    result = verify_path(match)
+    assert result.ok and result.games == 4
+    assert list(verify_lines(result, match))[-1].endswith("the folder holds exactly its plan")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda line: line.update(seats=line["seats"][::-1]), id="seats-vs-players"),
+        pytest.param(lambda line: line.update(winner=None), id="winner"),
+        pytest.param(lambda line: line.update(result="1/2-1/2"), id="result"),
+        pytest.param(lambda line: line.update(reason="timeout"), id="reason"),
+        pytest.param(lambda line: line.update(rounds=line["rounds"] + 1), id="rounds"),
+        pytest.param(
+            lambda line: line.update(decisions=[d + 1 for d in line["decisions"]]), id="decisions"
+        ),
+        pytest.param(
+            lambda line: line.update(decision_ms=[ms + 5 for ms in line["decision_ms"]]),
+            id="decision_ms",
+        ),
+    ],
+)
+def test_G1_a_line_that_contradicts_its_record(
+    match: Path, tmp_path: Path, change: Callable[[dict[str, Any]], None]
+) -> None:
+    lines = lines_of(match)
+    if lines[0]["winner"] is None:  # make "winner" a change for this line too
+        lines[0], lines[1] = lines[1], lines[0]
+    change(lines[0])
+    assert printed_rules(write_lines(tmp_path, lines)) == {"G1"}
+
+
+@pytest.mark.slow
+def test_S1_a_changed_secret(match: Path, tmp_path: Path) -> None:
+    folder = copied(match, tmp_path)
+    results = json.loads((folder / "results.json").read_text())
+    results["metadata"]["deal_secret"] = "0" * 32
+    (folder / "results.json").write_text(json.dumps(results))
+    assert printed_rules(folder) == {"S1"}
+    assert any("published deal_secret" in p.message for p in verify_path(folder).problems)
+
+
+@pytest.mark.slow
+def test_S1_two_deals_games_swapped(match: Path, tmp_path: Path) -> None:
+    folder = copied(match, tmp_path)
+    lines = lines_of(folder)
+    by_id = {line["id"]: line for line in lines}
+    seats = lines[0]["seats"]  # each deal is played in both seatings
+    a, b = by_id[f"{seats[0]}-{seats[1]}-d0"], by_id[f"{seats[0]}-{seats[1]}-d1"]
+    for key in ("seed", "result", "winner", "reason", "rounds", "decisions", "decision_ms"):
+        a[key], b[key] = b[key], a[key]
+    a["record"], b["record"] = b["record"], a["record"]
+    write_lines(folder, lines)
+    assert printed_rules(folder) == {"S1"}
+
+
+@pytest.mark.slow
+def test_S1_a_dropped_duplicate_pair(match: Path, tmp_path: Path) -> None:
+    folder = copied(match, tmp_path)
+    write_lines(folder, [line for line in lines_of(folder) if not line["id"].endswith("-d1")])
+    assert printed_rules(folder) == {"S1"}
+    missing = [p for p in verify_path(folder).problems if "missing" in p.message]
+    assert len(missing) == 2 and all("duplicate pair" in p.message for p in missing)
+
+
+@pytest.mark.slow
+def test_S1_a_game_recorded_twice(match: Path, tmp_path: Path) -> None:
+    folder = copied(match, tmp_path)
+    lines = lines_of(folder)
+    write_lines(folder, [*lines, lines[0]])
+    assert printed_rules(folder) == {"S1"}
+
+
+@pytest.mark.slow
+def test_S1_a_fingerprint_that_is_not_the_configs(match: Path, tmp_path: Path) -> None:
+    folder = copied(match, tmp_path)
+    results = json.loads((folder / "results.json").read_text())
+    results["metadata"]["fingerprint"] = "0123456789abcdef"
+    (folder / "results.json").write_text(json.dumps(results))
+    assert printed_rules(folder) == {"S1"}
+
+
+@pytest.mark.slow
+def test_S2_a_game_played_under_another_clock(match: Path, tmp_path: Path) -> None:
+    folder = copied(match, tmp_path)
+    lines = lines_of(folder)
+    lines[0]["record"]["referee"]["bank_ms"] += 1000  # more time: no timing breaks
+    write_lines(folder, lines)
+    assert printed_rules(folder) == {"S2"}
+
+
+@pytest.mark.slow
+def test_an_unfinished_tournaments_folder_is_reported_not_checked_never_ok(
+    match: Path, tmp_path: Path
+) -> None:
+    folder = copied(match, tmp_path)
+    results = json.loads((folder / "results.json").read_text())
+    results["metadata"].update(complete=False)
+    del results["metadata"]["deal_secret"]
+    (folder / "results.json").write_text(json.dumps(results))
+    result = verify_path(folder)
+    assert not result.problems and not result.ok
+    summary = list(verify_lines(result, folder))[-1]
+    assert summary.startswith("NOT CHECKED: 4 games") and "deal_secret" in summary
+    done = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "verify", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "NOT CHECKED" in done.stderr and "OK" not in done.stdout
