@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import stat
 import subprocess
+import sys
+import time
 from pathlib import Path
 
+import grpc
 import pytest
 from arena_support import (
     ArenaProcess,
@@ -25,7 +29,10 @@ from arena_support import (
     wait_until,
 )
 
+from tacocat.v1 import arena_pb2 as pb
+from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena.engine import spectator_event
+from tacocat_arena.protocol.wire import PROTOCOL_VERSION
 from tacocat_arena.tournament.schedule import deal_seed
 
 pytestmark = pytest.mark.slow
@@ -167,3 +174,111 @@ def test_another_user_of_the_machine_cannot_read_the_store_or_the_deal_secret(
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
     assert _other_user_reads(folder) == "denied"
+
+
+_REVOKE_AND_ADD = """
+import sys, time
+from pathlib import Path
+from tacocat_arena.arena.players import add_player
+from tacocat_arena.arena.store import ArenaStore
+store = ArenaStore(Path(sys.argv[1]))
+began = time.monotonic()
+store.revoke_player(sys.argv[2])
+token = add_player(store, sys.argv[2])
+print(time.monotonic() - began, token)
+store.close()
+"""
+
+
+def _handshake(address: str, name: str, token: str) -> tuple[grpc.StatusCode, str]:
+    """Open a Play stream with a Hello, as any client written from arena.proto would; the
+    status the referee ends it with (OK if it answered with a Welcome)."""
+    with grpc.insecure_channel(address) as channel:
+        stub = arena_pb2_grpc.ArenaStub(channel)
+        hello = pb.BotMessage(
+            hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=name, token=token)
+        )
+        try:
+            first = next(iter(stub.Play(iter([hello]), timeout=10)))
+        except grpc.RpcError as error:
+            return error.code(), error.details()
+        assert first.WhichOneof("message") == "welcome", first
+        return grpc.StatusCode.OK, ""
+
+
+def _stored_games_of(folder: Path, name: str) -> int:
+    with sqlite3.connect(folder / "arena.sqlite") as db:
+        query = "SELECT COUNT(*) FROM games WHERE seat0 = ? OR seat1 = ?"
+        return int(db.execute(query, (name, name)).fetchone()[0])
+
+
+def _connected(arena: ArenaProcess) -> dict[str, str]:
+    return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}
+
+
+def test_revoke_then_add_within_a_tenth_of_a_second_ends_the_old_session_at_once(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "bob")
+    arena = start_arena(folder, "--concurrency", "4")
+    cleanup.append(arena)
+    cleanup.append(start_bot("ann", tokens["ann"], arena.address, tmp_path))
+    rounds = [
+        # The store's own calls back to back, from another process: the tightest race.
+        lambda: subprocess.run(
+            [sys.executable, "-c", _REVOKE_AND_ADD, str(folder), "bob"],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout.split(),
+        # The organizer's commands, as docs/arena-server.md gives them.
+        lambda: [None, subprocess.run(
+            f"{sys.executable} -m tacocat_arena.cli players revoke bob --dir {folder} && "
+            f"{sys.executable} -m tacocat_arena.cli players add bob --dir {folder}",
+            shell=True, capture_output=True, text=True, timeout=60, check=True,
+        ).stdout.split()[-1]],
+    ]  # fmt: skip
+    token = tokens["bob"]
+    for race in rounds:
+        bob = start_bot("bob", token, arena.address, tmp_path)
+        cleanup.append(bob)
+        played = _stored_games_of(folder, "bob")
+        wait_until(lambda: _stored_games_of(folder, "bob") >= played + 4, 60, "bob's games")  # noqa: B023
+        old_session = _connected(arena)["bob"]
+        took_s, new_token = race()
+        assert took_s is None or float(took_s) < 0.1, took_s
+        # The old session is ended (its games in flight forfeited) and plays nothing more.
+        assert bob.process.wait(10) == 0, bob.output()
+        assert _connected(arena).get("bob") != old_session
+        settled = _stored_games_of(folder, "bob")
+        time.sleep(2.0)
+        assert _stored_games_of(folder, "bob") == settled
+        # The old token no longer connects; the new one does, with a session of its own.
+        assert _handshake(arena.address, "bob", token)[0] is grpc.StatusCode.UNAUTHENTICATED
+        token = new_token
+    newcomer = start_bot("bob", token, arena.address, tmp_path)
+    cleanup.append(newcomer)
+    wait_until(lambda: _stored_games_of(folder, "bob") >= settled + 2, 60, "the new bob's games")
+
+
+def test_a_revoked_player_is_told_so_and_a_wrong_token_is_not(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "bob")
+    arena = start_arena(folder)
+    cleanup.append(arena)
+    assert _handshake(arena.address, "bob", tokens["bob"])[0] is grpc.StatusCode.OK
+    subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "players", "revoke", "bob", "--dir",
+         str(folder)],
+        capture_output=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert _handshake(arena.address, "bob", tokens["bob"]) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "player 'bob' was revoked by the organizer",
+    )
+    code, details = _handshake(arena.address, "bob", "tca_not-bobs-token")
+    assert code is grpc.StatusCode.UNAUTHENTICATED and "wrong token" in details
+    assert _handshake(arena.address, "nobody", tokens["bob"])[0] is grpc.StatusCode.UNAUTHENTICATED
+    reasons = {f["reason"] for f in arena.json("/api/connections")["failures"]}
+    assert "revoked by the organizer" in reasons

@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 
 #: How many refused connections the arena remembers (newest kept).
 FAILURE_MEMORY = 200
+#: Seconds between two looks at the players table (revocations by another process).
+PLAYERS_POLL_S = 0.1
 #: How many of the newest finished games the arena keeps in memory for its pages.
 RECENT_MEMORY = 50
 
@@ -132,10 +134,21 @@ class ArenaReferee(Referee):
     def __init__(self, arena: Arena, settings: RefereeSettings) -> None:
         super().__init__({}, settings, replace_sessions=True)
         self.arena = arena
+        #: The token hash each name last authenticated with, until its session registers.
+        self._authenticated: dict[str, str] = {}
 
     def authenticate(self, name: str, token: str) -> bool:
-        """True if ``token`` is the token of active player ``name``."""
-        return token_matches(token, self.arena.store.token_hash(name))
+        """True if ``token`` is the token of active player ``name``; the session it opens is
+        bound to that token (see ``Arena.check_players``)."""
+        stored = self.arena.store.token_hash(name)
+        if stored is None or not token_matches(token, stored):
+            return False
+        self._authenticated[name] = stored
+        return True
+
+    def revoked(self, name: str, token: str) -> bool:
+        """True if ``token`` was ``name``'s until the organizer revoked it."""
+        return token_matches(token, self.arena.store.revoked_hash(name))
 
     def refused(self, name: str, peer: str, reason: str) -> None:
         """Log the refusal and show it on the organizer's page."""
@@ -143,13 +156,15 @@ class ArenaReferee(Referee):
         self.arena.note_failure(ConnectionFailure(time.time(), name, peer, reason))
 
     async def register(self, session: BotSession) -> None:
-        self.arena.active_players(refresh=True)  # it may have been added a moment ago
+        self.arena.token_of[session] = self._authenticated.pop(session.name, "")
+        self.arena.check_players(reread=True)  # it may have been added a moment ago
         await super().register(session)
         self.arena.connected_since[session.name] = time.time()
         self.arena.wake()
 
     async def unregister(self, session: BotSession) -> None:
         await super().unregister(session)
+        self.arena.token_of.pop(session, None)
         if session.name not in self.sessions:
             self.arena.connected_since.pop(session.name, None)
         self.arena.wake()
@@ -208,8 +223,11 @@ class Arena:
         self._wake = asyncio.Event()
         self._refit = asyncio.Event()
         self.closing = False
-        self._active: set[str] = set()
-        self._active_checked = 0.0
+        #: The token hash each live session authenticated with: a session whose hash is no
+        #: longer its player's (revoked, or revoked and added again) is ended.
+        self.token_of: dict[BotSession, str] = {}
+        self._active: dict[str, str] = {}
+        self._data_version = -1
         self._history_cache: dict[tuple[str, int], list[tuple[int, float, float]]] = {}
 
     # -- what the pages read ----------------------------------------------------------------
@@ -276,6 +294,7 @@ class Arena:
     async def run(self, stop: asyncio.Event) -> None:
         """Pair connected bots until ``stop`` is set, then drain the games in flight."""
         refresher = asyncio.create_task(self._refresh_loop())
+        watcher = asyncio.create_task(self._watch_players())
         try:
             while not stop.is_set():
                 self._wake.clear()
@@ -296,7 +315,8 @@ class Arena:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             refresher.cancel()
-            await asyncio.gather(refresher, return_exceptions=True)
+            watcher.cancel()
+            await asyncio.gather(refresher, watcher, return_exceptions=True)
             await self.end_sessions()
 
     async def end_sessions(self) -> None:
@@ -319,26 +339,40 @@ class Arena:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def active_players(self, *, refresh: bool = False) -> set[str]:
-        """Names of the players whose token works (re-read at most once a second, so
-        ``players revoke`` from another process counts within a second)."""
-        now = time.monotonic()
-        if refresh or now - self._active_checked > 1.0:
-            self._active = {p.name for p in self.store.players() if p.is_active}
-            self._active_checked = now
-        return self._active
+    def check_players(self, *, reread: bool = False) -> None:
+        """Re-read the players if another process changed the store (or ``reread``: this
+        process did), and end at once every session whose token is no longer its player's:
+        revoked, or revoked and added again with a new token (``players revoke X && players
+        add X`` leaves the old session nothing)."""
+        version = self.store.data_version()
+        if reread or version != self._data_version:
+            self._data_version = version
+            self._active = self.store.active_hashes()
+        for name, session in list(self.referee.sessions.items()):
+            if session.is_open and self._active.get(name) != self.token_of.get(session):
+                log.info("player %s was revoked: ending its session %s", name, session.session_id)
+                self.token_of[session] = ""  # ended once, whatever comes next
+                self.spawn(self._remove(session))
+
+    async def _watch_players(self) -> None:
+        """``check_players`` every ``PLAYERS_POLL_S``: another process's ``players revoke``
+        counts within that time (``data_version`` makes a look without change cheap)."""
+        while True:
+            self.check_players()
+            await asyncio.sleep(PLAYERS_POLL_S)
 
     def can_play(self, name: str) -> bool:
-        """Connected, not revoked, under the per-bot game limit."""
+        """Connected with its player's current token, under the per-bot game limit."""
         limit = self.settings.games_per_bot
+        session = self.referee.live_session(name)
         return (
-            self.is_connected(name)
-            and name in self.active_players()
+            session is not None
+            and (current := self._active.get(name)) is not None
+            and self.token_of.get(session) == current
             and not (limit and self.games_played[name] >= limit)
         )
 
     def _start_pairs(self) -> None:
-        self._kick_revoked()
         capacity = {
             name: self.settings.per_bot - self.in_flight[name]
             for name in list(self.referee.sessions)
@@ -351,14 +385,6 @@ class Arena:
             self.in_flight[a] += 1
             self.in_flight[b] += 1
             self.spawn(self._play_pair(a, b, pair))
-
-    def _kick_revoked(self) -> None:
-        active = self.active_players()
-        for name, session in list(self.referee.sessions.items()):
-            # The cache may predate a player added since: ask the store before ending it.
-            if name not in active and self.store.token_hash(name) is None:
-                log.info("player %s was revoked: ending its session", name)
-                self.spawn(self._remove(session))
 
     async def _remove(self, session: BotSession) -> None:
         await _end_session(

@@ -166,6 +166,23 @@ class ArenaStore:
         rows = self.db.execute("SELECT name, added_at, revoked_at FROM players ORDER BY name")
         return [Player(*row) for row in rows]
 
+    def active_hashes(self) -> dict[str, str]:
+        """Every active player's token hash, by name (a re-added player's is its new one)."""
+        rows = self.db.execute("SELECT name, token_hash FROM players WHERE revoked_at IS NULL")
+        return {str(name): str(token_hash) for name, token_hash in rows}
+
+    def revoked_hash(self, name: str) -> str | None:
+        """The token hash ``name`` had when it was revoked (None if it is not revoked)."""
+        row = self.db.execute(
+            "SELECT token_hash FROM players WHERE name = ? AND revoked_at IS NOT NULL", (name,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def data_version(self) -> int:
+        """Changes when another connection (``tacocat-arena players`` in another process)
+        commits to the database: a cheap way to notice a revocation at once."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
     def token_hash(self, name: str) -> str | None:
         """The token hash of an active player, or None."""
         row = self.db.execute(

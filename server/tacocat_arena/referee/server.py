@@ -72,6 +72,11 @@ class Referee:
         expected = self.tokens.get(name)
         return expected is not None and hmac.compare_digest(expected.encode(), token.encode())
 
+    def revoked(self, name: str, token: str) -> bool:
+        """Whether ``token`` was ``name``'s own until it was revoked (an arena's players): such
+        a bot is told PERMISSION_DENIED, not UNAUTHENTICATED.  A tournament revokes none."""
+        return False
+
     def refused(self, name: str, peer: str, reason: str) -> None:
         """A connection was refused at the handshake (an arena shows these to its organizer)."""
         log.info("refused %s from %s: %s", name or "(no name)", peer, reason)
@@ -243,6 +248,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
             )
         token = hello.token or _bearer_token(context)
         if not referee.authenticate(name, token):
+            if referee.revoked(name, token):
+                referee.refused(name, peer, "revoked by the organizer")
+                await context.abort(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"player {name!r} was revoked by the organizer",
+                )
             referee.refused(name, peer, "unknown bot or wrong token")
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,

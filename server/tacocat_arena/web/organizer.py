@@ -50,7 +50,7 @@ async def add(request: Request) -> Response:
         return JSONResponse({"error": 'send {"name": "..."}'}, 400)
     except ArenaError as error:
         return JSONResponse({"error": str(error)}, 409)
-    arena.active_players(refresh=True)
+    arena.check_players(reread=True)
     arena.wake()
     return JSONResponse({"name": name, "token": token}, 201)
 
@@ -64,7 +64,7 @@ async def revoke(request: Request) -> Response:
         arena.store.revoke_player(request.path_params["name"])
     except ArenaError as error:
         return JSONResponse({"error": str(error)}, 404)
-    arena.active_players(refresh=True)
+    arena.check_players(reread=True)
     arena.wake()
     return JSONResponse({"revoked": request.path_params["name"]})
 
