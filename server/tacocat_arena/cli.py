@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tacocat_arena import __version__
-from tacocat_arena.arena.commands import players, serve
+from tacocat_arena.arena.commands import players, serve, submit
 from tacocat_arena.bench.commands import load_command, soak_command
 
 STRICT_HELP = (
@@ -265,6 +265,7 @@ def verify(path: Path) -> None:
 
 main.add_command(serve)  # the arena: tacocat_arena/arena/commands.py
 main.add_command(players)
+main.add_command(submit)
 
 
 @main.group()

@@ -100,6 +100,24 @@ def _address(text: str, what: str) -> tuple[str, int]:
     metavar="SECONDS",
     help="Event: how long the last games wait for absent bots before they are forfeited.",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    help="Hosted bots: local worker processes playing their batches.",
+)
+@click.option(
+    "--cluster",
+    metavar="tcp://HOST:PORT",
+    help="Hosted bots: play their batches on this Dask cluster instead of local workers.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="Hosted bots' sandbox: bwrap where it works (auto), or required, or none.",
+)
 def serve(
     folder: Path,
     host: str,
@@ -119,14 +137,23 @@ def serve(
     start_after: float,
     late_joiners: bool,
     wait: float,
+    workers: int,
+    cluster: str | None,
+    sandbox: str,
 ) -> None:
     """A long-running arena: bots connect with their token whenever they like and the ladder
     keeps pairing them; a live leaderboard is on the web page.  Ctrl-C stops it; started again
-    on the same --dir it carries on."""
+    on the same --dir it carries on, hosted bots included.
+
+    Players may also submit bots (`tacocat-arena submit`): the arena checks each version and
+    plays the active ones itself, sandboxed, in --workers processes or on a --cluster."""
     from tacocat_arena.arena.events import EventSettings
+    from tacocat_arena.arena.hosted import HostedSettings
     from tacocat_arena.arena.ladder import LadderSettings
     from tacocat_arena.arena.service import ServeOptions, serve_arena
     from tacocat_arena.referee import ClockSettings, RefereeSettings
+    from tacocat_arena.tournament.executors import ExecutorError
+    from tacocat_arena.tournament.sandbox import SandboxError, SandboxMode
 
     web_host, web_port = _address(web, "--web")
     if (tls_cert is None) != (tls_key is None):
@@ -153,10 +180,15 @@ def serve(
         tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert and tls_key else None
     except (ArenaError, ValueError, OSError) as error:
         raise click.ClickException(str(error)) from None
-    options = ServeOptions(folder, host, port, web_host, web_port, ladder, tokens, tls, event)
+    if workers < 1:
+        raise click.BadParameter("must be >= 1", param_hint="--workers")
+    hosted = HostedSettings(sandbox=SandboxMode(sandbox))
+    options = ServeOptions(
+        folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
+    )
     try:
         asyncio.run(serve_arena(options, say=lambda line: click.echo(line)))
-    except (ArenaError, OSError) as error:
+    except (ArenaError, OSError, SandboxError, ExecutorError) as error:
         raise click.ClickException(str(error)) from None
 
 
@@ -218,3 +250,44 @@ class _store:  # noqa: N801 (used as a context manager, like open)
 
     def __exit__(self, *exc: object) -> None:
         self.store.close()
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--arena", "arena_url", required=True, metavar="URL", help="The arena's web page.")
+@click.option("--token", required=True, envvar="TACOCAT_ARENA_TOKEN", help="Your player's token.")
+@click.option("--wait", is_flag=True, help="Follow the new version until it is active or not.")
+@click.option(
+    "--timeout",
+    default=900.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="--wait: give up after this long.",
+)
+def submit(path: Path, arena_url: str, token: str, wait: bool, timeout: float) -> None:
+    """Upload the bot package PATH (a folder with bot.toml, or a .zip/.tar.gz of one) as your
+    next version.  With --wait, exit 0 once it is active, 1 if it is rejected or suspended
+    (printing why)."""
+    from tacocat_arena.arena.uploader import follow, upload
+    from tacocat_arena.launch.package import PackageError
+
+    try:
+        version = upload(path, arena_url, token)
+        name = f"{version['player']} v{version['version']}"
+        click.echo(f"uploaded {name} (sha256 {version['sha256'][:12]}, {version['size']} bytes)")
+        if wait:
+            version = follow(
+                arena_url,
+                version,
+                timeout=timeout,
+                on_status=lambda v: click.echo(f"{name}: {v['status']}"),
+            )
+    except (ArenaError, PackageError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    if version["status"] in ("rejected", "suspended", "retired"):
+        click.echo(f"{name} is {version['status']}: {version['reason']}")
+        if version.get("log"):
+            click.echo(version["log"])
+        raise SystemExit(1)
+    if not wait:
+        click.echo(f"{name}: {version['status']} (follow it with --wait, or GET /api/submissions)")

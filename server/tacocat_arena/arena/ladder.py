@@ -29,7 +29,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed, pair_secret
@@ -47,6 +47,9 @@ from tacocat_arena.tournament.tables import (
     compute_standings,
     rating_games,
 )
+
+if TYPE_CHECKING:
+    from tacocat_arena.arena.hosted import Hosting
 
 log = logging.getLogger(__name__)
 
@@ -229,6 +232,8 @@ class Arena:
         self._active: dict[str, str] = {}
         self._data_version = -1
         self._history_cache: dict[tuple[str, int], list[tuple[int, float, float]]] = {}
+        #: The submitted bots' side of the arena (``arena.hosted``), once attached.
+        self.hosting: Hosting | None = None
 
     # -- what the pages read ----------------------------------------------------------------
     @property
@@ -447,11 +452,17 @@ class Arena:
     async def commit(self, report: GameReport, event: str, pair: int) -> StoredGame:
         """Store a finished game (durable first), count it for the matchmaker, and publish
         it with its twin, or hold it until the twin ends."""
-        result = game_result(report)
-        stored = await self.store.commit_game(
-            result, report.detail, report.record, event=event, pair=pair
+        return await self.commit_result(
+            game_result(report), report.detail, report.record, event, pair
         )
-        self.live.pop(report.game_id, None)
+
+    async def commit_result(
+        self, result: GameResult, detail: str, record: dict[str, Any], event: str, pair: int
+    ) -> StoredGame:
+        """``commit`` for a game given as its result (a hosted batch's games come back from
+        their worker so)."""
+        stored = await self.store.commit_game(result, detail, record, event=event, pair=pair)
+        self.live.pop(result.game_id, None)
         self.meetings[pair_key(*result.seats)] += 1
         for bot in result.seats:
             self.games_played[bot] += 1

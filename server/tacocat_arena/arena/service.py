@@ -17,6 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tacocat_arena.arena.events import EventSettings, run_event
+from tacocat_arena.arena.hosted import (
+    BatchRunner,
+    DaskWorkers,
+    HostedSettings,
+    Hosting,
+    WorkerProcesses,
+)
 from tacocat_arena.arena.ladder import Arena, LadderSettings
 from tacocat_arena.arena.players import import_tokens, organizer_token
 from tacocat_arena.arena.store import ArenaStore
@@ -38,6 +45,10 @@ class ServeOptions:
     #: (private key, certificate chain), PEM: bots connect with TLS.
     tls: tuple[bytes, bytes] | None = None
     event: EventSettings | None = None
+    hosted: HostedSettings = HostedSettings()
+    #: Where hosted batches run: local worker processes, or a Dask cluster (its address).
+    workers: int = 1
+    cluster: str | None = None
 
 
 async def serve_arena(
@@ -54,6 +65,10 @@ async def serve_arena(
         if organizer_token(store) is not None:
             say(f"organizer token written to {options.folder / 'organizer.token'}")
         arena = Arena(store, options.ladder)
+        runner: BatchRunner = (
+            DaskWorkers(options.cluster) if options.cluster else WorkerProcesses(options.workers)
+        )
+        hosting = Hosting(arena, options.hosted, runner)
         server, port = await start_server(
             arena.referee, options.host, options.port, tls=options.tls
         )
@@ -78,9 +93,12 @@ async def serve_arena(
         event_task = None
         if options.event is not None:
             event_task = asyncio.ensure_future(run_event(arena, options.event, say, stop))
+        say(f"hosted bots: {hosting.mode} sandbox, batches on {runner.description}")
+        hosted_task = asyncio.ensure_future(hosting.run(stop))
         try:
             await arena.run(stop)
         finally:
+            await asyncio.gather(hosted_task, return_exceptions=True)
             for signum in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(signum)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import os
 import secrets
@@ -35,7 +36,9 @@ from tacocat_arena.check.scenarios import (
     decision_times,
 )
 from tacocat_arena.check.script import CheckFailed
+from tacocat_arena.tournament.bots import BotProcess, BotStartError, Launch
 from tacocat_arena.tournament.config import BotSpec
+from tacocat_arena.tournament.sandbox import Limits, SandboxMode
 
 #: How long one check may take before it is failed (a whole game is well under a second).
 CHECK_TIMEOUT_S = 120.0
@@ -123,9 +126,16 @@ async def check_bot(
     log_path: Path | None = None,
     cwd: Path | None = None,
     progress: Callable[[CheckResult], None] | None = None,
+    sandbox: SandboxMode = SandboxMode.NONE,
+    limits: Limits | None = None,
+    env: tuple[tuple[str, str], ...] = (),
 ) -> CheckReport:
-    """Start ``command`` (a command line or ``builtin:NAME``) and run every check on it."""
-    spec = BotSpec.checked(name, command)
+    """Start ``command`` (a command line or ``builtin:NAME``) and run every check on it.
+
+    With ``sandbox=BWRAP`` the bot starts as a tournament starts it (``BotProcess``: the
+    bwrap sandbox, its ``cwd`` as its folder, ``limits``, the referee through a Unix socket):
+    the arena's gate checks a submitted version in the sandbox it will play in."""
+    spec = dataclasses.replace(BotSpec.checked(name, command), env=env)
     token = secrets.token_hex(16)
     report = CheckReport(command)
 
@@ -143,13 +153,42 @@ async def check_bot(
         server = grpc.aio.server()
         arena_pb2_grpc.add_ArenaServicer_to_server(servicer, server)
         port = server.add_insecure_port("127.0.0.1:0")
+        socket_path = None
+        if sandbox is SandboxMode.BWRAP:
+            socket_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-"))
+            socket_path = Path(socket_dir) / "check.sock"
+            server.add_insecure_port(f"unix:{socket_path}")
         await server.start()
         process = None
+        launched = None
         try:
-            process = await _start(spec, token, f"127.0.0.1:{port}", log_path, cwd)
+            if socket_path is not None:
+                launched = BotProcess(
+                    spec,
+                    Launch(
+                        identity=name,
+                        token=token,
+                        log_path=log_path,
+                        cwd=cwd or Path.cwd(),
+                        mode=SandboxMode.BWRAP,
+                        limits=limits or Limits(),
+                        tcp_address=f"127.0.0.1:{port}",
+                        socket_path=socket_path,
+                    ),
+                )
+                try:
+                    await launched.start()
+                except BotStartError as error:
+                    raise BotCheckError(str(error)) from None
+                process = launched.process
+            else:
+                process = await _start(spec, token, f"127.0.0.1:{port}", log_path, cwd)
+            assert process is not None
             await _run_checks(servicer, process, allowance_ms, connect_timeout_s, log_path, add)
         finally:
-            if process is not None:
+            if launched is not None:
+                await launched.stop(grace=0.5)
+            elif process is not None:
                 await _stop(process)
             await server.stop(grace=0.5)
             report.log_tail = _tail(log_path)

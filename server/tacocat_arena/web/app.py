@@ -1,7 +1,8 @@
 """The arena's web page and JSON API (Starlette, Jinja2 templates, server-sent events).
 
 The routes live in modules named for what they serve: ``pages`` (HTML and its event
-streams), ``api`` (read-only JSON), ``organizer`` (actions that need the organizer's token).
+streams), ``api`` (read-only JSON), ``organizer`` (actions that need the organizer's token),
+``uploads`` (bot submissions, with the player's token).
 Handlers are thin: they read the request, call a function of ``views`` and render a template
 file or JSON.  The app runs on the arena's own asyncio loop (``serve_web``), so it reads the
 arena's state directly, without locks: nothing changes between two awaits.
@@ -18,12 +19,12 @@ import uvicorn
 from starlette.applications import Starlette
 
 from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.web import api, organizer, pages
+from tacocat_arena.web import api, organizer, pages, uploads
 
 
 def create_app(arena: Arena) -> Starlette:
     """The web application of ``arena`` (handlers find it on ``app.state.arena``)."""
-    app = Starlette(routes=[*pages.ROUTES, *api.ROUTES, *organizer.ROUTES])
+    app = Starlette(routes=[*pages.ROUTES, *api.ROUTES, *organizer.ROUTES, *uploads.ROUTES])
     app.state.arena = arena
     return app
 

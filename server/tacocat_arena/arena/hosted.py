@@ -1,0 +1,414 @@
+"""Hosted play: the arena runs the versions players submitted, by itself.
+
+``Hosting`` joins the parts.  An upload becomes a version (``submissions``); the **gate**
+builds it (``launch.build``, sandboxed, network off, time-limited) and puts it through every
+``check`` in the same sandbox and launcher it will play in; a version that passes is
+``active``.  The hosted ladder then pairs active versions (``matchmaking.choose_pairs``, as the
+ladder pairs connected bots) and plays each pairing's duplicate deals as a **batch**
+(``tournament.executors.play_batch``: a referee of its own, the two versions sandboxed, twin
+instances for the two games of a deal) in a worker process (``serve --workers N``) or on a
+Dask cluster (``serve --cluster``): the same executor seam as ``run``, off the arena's loop.
+A batch's games come back whole and are committed here, by the arena process alone; a game
+already stored is never stored again, so a batch played twice (its worker was SIGKILLed and
+it was sent again) records each game once, and a batch lost with its worker loses only games
+never committed.
+
+**Health**: a version whose games end in its own crash, disconnect or illegal action
+``health_streak`` times in a row is ``suspended`` with the reason.  A restarted arena finds
+its active versions in the store and plays on; a version left ``checking`` by a stop is
+checked again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+import logging
+import multiprocessing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
+from tacocat_arena.arena.store import LADDER
+from tacocat_arena.arena.submissions import (
+    Status,
+    Submissions,
+    Version,
+    parse_identity,
+    version_summary,
+)
+from tacocat_arena.check.runner import BotCheckError, check_bot
+from tacocat_arena.check.runner import Status as CheckStatus
+from tacocat_arena.engine import Termination
+from tacocat_arena.launch.build import BuildSettings, build_package
+from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
+from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.tournament.executors import Batch, ExecutorError, FinishedGame, play_batch
+from tacocat_arena.tournament.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
+from tacocat_arena.tournament.schedule import PlannedGame, deal_seed
+from tacocat_arena.tournament.tables import GameResult
+
+log = logging.getLogger(__name__)
+
+#: The folder (in the arena's) where hosted batches keep their bots' logs.
+HOSTED_DIR = "hosted"
+#: How a game ends by its own seat's fault, for the health count.
+OWN_FAULTS = frozenset(
+    {Termination.FORFEIT_CRASH, Termination.FORFEIT_DISCONNECT, Termination.FORFEIT_ILLEGAL}
+)
+
+
+@dataclass(frozen=True)
+class HostedSettings:
+    """How the arena runs submitted versions."""
+
+    #: The sandbox of the gate and of hosted games (AUTO: bwrap where it works).
+    sandbox: SandboxMode = SandboxMode.AUTO
+    #: Each hosted bot process's limits (as ``run``'s ``limits``).
+    limits: Limits = field(default_factory=Limits)
+    build: BuildSettings = field(default_factory=BuildSettings)
+    caps: PackageCaps = DEFAULT_CAPS
+    #: Duplicate deals per batch (each costs starting the pairing's four processes once).
+    pairs_per_batch: int = 2
+    #: A version is suspended after this many of its games in a row end by its own fault.
+    health_streak: int = 5
+    #: Times a batch is sent again after its worker was lost.
+    retries: int = 2
+
+
+class BatchRunner(Protocol):
+    """Where hosted batches are played: ``slots`` at a time, off the arena's loop."""
+
+    description: str
+    slots: int
+
+    async def play(self, config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
+        """Play one batch; ``LostWorker`` if the worker died with it."""
+        ...
+
+    def close(self) -> None:
+        """Stop the workers."""
+        ...
+
+
+class LostWorker(RuntimeError):
+    """The worker playing a batch died (a SIGKILL, the OOM killer): the batch may be sent
+    again, nothing of it was committed."""
+
+
+class WorkerProcesses:
+    """``serve --workers N``: N local worker processes (``run --workers``'s pool, kept
+    for as long as the arena runs; a pool a dead worker broke is replaced)."""
+
+    def __init__(self, workers: int) -> None:
+        self.slots = workers
+        self.description = f"{workers} local worker process{'es' if workers > 1 else ''}"
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        context = multiprocessing.get_context("spawn")  # no inherited loop or gRPC state
+        return concurrent.futures.ProcessPoolExecutor(self.slots, mp_context=context)
+
+    async def play(self, config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
+        pool = self._pool
+        try:
+            future = pool.submit(play_batch, config, batch)
+            return await asyncio.wrap_future(future)
+        except concurrent.futures.process.BrokenProcessPool:
+            if self._pool is pool:
+                pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = self._new_pool()
+            raise LostWorker("a worker process died with the batch") from None
+
+    def pids(self) -> list[int]:
+        """The worker processes' ids (a test kills one)."""
+        return [p.pid for p in getattr(self._pool, "_processes", {}).values() if p.pid]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DaskWorkers:
+    """``serve --cluster tcp://HOST:PORT``: batches as tasks on a Dask cluster (``client``
+    may be given instead: tests use a ``LocalCluster``).  Dask reschedules a lost worker's
+    task by itself."""
+
+    def __init__(self, address: str | None = None, client: Any = None, slots: int = 0) -> None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ExecutorError("--cluster needs Dask: pip install 'tacocat-arena[dask]'") from None
+        self._own = client is None
+        if client is None:
+            try:
+                client = Client(address, timeout="20s")
+            except OSError as error:
+                raise ExecutorError(
+                    f"cannot reach the Dask cluster at {address}: {error}"
+                ) from None
+        self.client = client
+        workers = len(client.scheduler_info().get("workers", {})) or 1
+        self.slots = slots or workers
+        self.description = f"the Dask cluster at {address or client.scheduler.address}"
+
+    async def play(self, config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
+        future = self.client.submit(play_batch, config, batch, pure=False)
+        try:
+            games: list[FinishedGame] = await asyncio.to_thread(future.result)
+        finally:
+            future.release()
+        return games
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()
+
+
+class Hosting:
+    """The submitted bots' side of an arena: uploads, the gate, hosted batches, health."""
+
+    def __init__(self, arena: Arena, settings: HostedSettings, runner: BatchRunner) -> None:
+        self.arena = arena
+        self.settings = settings
+        self.runner = runner
+        self.submissions = Submissions(arena.store, settings.caps)
+        self.folder = arena.store.folder / HOSTED_DIR
+        (self.folder / "logs").mkdir(parents=True, exist_ok=True)
+        self.mode = resolve_mode(settings.sandbox, warn=log.warning)
+        self.streaks: collections.Counter[str] = collections.Counter()
+        self.batches_played = 0
+        self.batches_lost = 0
+        self._gate_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._running: set[frozenset[str]] = set()
+        self._active: dict[str, Version] = {}
+        #: Called with each batch's games once committed (tests and the bench listen).
+        self.on_batch: list[Callable[[list[GameResult]], None]] = []
+        arena.hosting = self
+        self.refresh()
+
+    # -- what the pages and the API read ------------------------------------------------------
+    def summaries(self) -> list[dict[str, Any]]:
+        """Every version, oldest first, as ``GET /api/submissions`` lists them."""
+        played = self.arena.games_played
+        return [version_summary(v, played[v.identity]) for v in self.submissions.versions()]
+
+    def detail(self, player: str, number: int) -> dict[str, Any] | None:
+        """One version with its gate log (build output, check results), or None."""
+        version = self.submissions.get(player, number)
+        if version is None:
+            return None
+        return {
+            **version_summary(version, self.arena.games_played[version.identity]),
+            "log": version.log,
+        }
+
+    def is_hosted(self, name: str) -> bool:
+        """Whether ``name`` is a hosted version's ladder name."""
+        return parse_identity(name) is not None
+
+    # -- uploads and the gate -----------------------------------------------------------------
+    async def submit(self, player: str, body: Path) -> Version:
+        """Store a received upload as ``player``'s next version and start its gate."""
+        version = await self.submissions.add(player, body)
+        if version.status is Status.CHECKING:
+            self._spawn(self.gate(version))
+        self.arena.changes.fire()
+        return version
+
+    async def gate(self, version: Version) -> Version:
+        """Build the version, then check it in its sandbox: active or rejected."""
+        async with self._gate_lock:
+            try:
+                return await self._gate(version)
+            except (PackageError, SandboxError, BotCheckError, OSError) as error:
+                return self._settled(self.submissions.settle(version, Status.REJECTED, str(error)))
+
+    async def _gate(self, version: Version) -> Version:
+        package = self.submissions.package(version)
+        built = await build_package(package, self.mode, self.settings.build)
+        lines = [f"build: {built.reason}"]
+        if built.log:
+            lines.append(built.log.rstrip())
+        if not built.ok:
+            log_text = "\n".join(lines)
+            return self._settled(
+                self.submissions.settle(version, Status.REJECTED, built.reason, log_text)
+            )
+        clock = self.arena.settings.referee.clock
+        report = await check_bot(
+            package.command,
+            name="bot",
+            allowance_ms=clock.decision_ms or 2000,
+            cwd=package.root,
+            log_path=self.folder / "logs" / f"{version.identity}.check.log",
+            sandbox=self.mode,
+            limits=self.settings.limits,
+            env=package.env,
+        )
+        lines.append(f"check ({self.mode}):")
+        for result in report.results:
+            line = f"  {result.status.value.upper():<8}{result.name}"
+            if result.status is CheckStatus.FAIL:
+                line += f": expected {result.expected}; got {result.got}"
+            elif result.detail:
+                line += f": {result.detail}"
+            lines.append(line)
+        if not report.passed and report.log_tail:
+            lines += ["the bot's last output:", report.log_tail]
+        text = "\n".join(lines)
+        if not report.passed:
+            failed = [r for r in report.results if r.status is CheckStatus.FAIL]
+            first = failed[0] if failed else report.results[-1]
+            reason = f"check {first.name!r} failed: expected {first.expected}; got {first.got}"
+            return self._settled(self.submissions.settle(version, Status.REJECTED, reason, text))
+        return self._settled(self.submissions.activate(version, text))
+
+    def _settled(self, version: Version) -> Version:
+        self.refresh()
+        log.info("version %s: %s (%s)", version.identity, version.status, version.reason)
+        self.arena.wake()
+        return version
+
+    def refresh(self) -> None:
+        """Re-read which versions are active (after a gate, a suspension)."""
+        self._active = {v.identity: v for v in self.submissions.with_status(Status.ACTIVE)}
+
+    # -- playing --------------------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event) -> None:
+        """Gate the versions a stop left ``checking``, then keep hosted batches going until
+        ``stop``; the batches in flight are then abandoned (nothing of them is committed)."""
+        for version in self.submissions.with_status(Status.CHECKING):
+            self._spawn(self.gate(version))
+        try:
+            while not stop.is_set():
+                if self.arena.settings.ladder and not self.arena.paused:
+                    self._start_batches()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.arena.changes.wait(1.0), 1.5)
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            self.runner.close()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _start_batches(self) -> None:
+        busy = {name for pairing in self._running for name in pairing}
+        capacity = {name: 1 for name in self._active if name not in busy}
+        slots = self.runner.slots - len(self._running)
+        if slots <= 0 or len(capacity) < 2:
+            return
+        arena = self.arena
+        for a, b in choose_pairs(capacity, arena.meetings, arena.ratings, slots, arena.rng):
+            first = arena._next_pair
+            arena._next_pair += self.settings.pairs_per_batch
+            batch = self._batch(a, b, range(first, first + self.settings.pairs_per_batch))
+            self._running.add(frozenset((a, b)))
+            for name in (a, b):
+                arena.in_flight[name] += 1
+            self._spawn(self._play(batch))
+
+    def _batch(self, a: str, b: str, pairs: range) -> Batch:
+        games = []
+        for pair in pairs:
+            seed = deal_seed(self.arena.seed, pair_key(a, b), pair)
+            games.append(PlannedGame(f"L{pair:06d}a", (a, b), seed, pair))
+            games.append(PlannedGame(f"L{pair:06d}b", (b, a), seed, pair, twin=True))
+        return Batch(pairs.start, tuple(games))
+
+    def config(self, batch: Batch) -> TournamentConfig:
+        """The small tournament a worker plays a batch as: the two versions' packages."""
+        specs = []
+        for name in batch.bots:
+            package = self.submissions.package(self._active[name])
+            specs.append(BotSpec(name, package.command, dir=package.root, env=package.env))
+        clock = self.arena.settings.referee.clock
+        return TournamentConfig(
+            bots=tuple(specs),
+            games_per_pairing=2,
+            seed=self.arena.seed,
+            concurrency=2,
+            move_timeout_s=clock.decision_ms / 1000,
+            time_bank_s=clock.bank_ms / 1000,
+            ruleset=self.arena.settings.ruleset,
+            out=self.folder,
+            name=LADDER,
+            base_dir=self.folder,
+            sandbox=self.mode,
+            limits=self.settings.limits,
+            max_restarts=1,
+        )
+
+    async def _play(self, batch: Batch) -> None:
+        a, b = batch.bots
+        try:
+            for attempt in range(self.settings.retries + 1):
+                try:
+                    config = self.config(batch)
+                    games = await self.runner.play(config, batch)
+                except LostWorker:
+                    self.batches_lost += 1
+                    log.warning("batch %s: its worker died (attempt %d)", batch.index, attempt + 1)
+                    continue
+                except (KeyError, PackageError):
+                    return  # a version left the ladder since the batch was planned
+                except Exception as error:  # a bot that cannot start: its version's fault
+                    log.warning("batch %s of %s and %s failed: %s", batch.index, a, b, error)
+                    self._strike_for(str(error), (a, b))
+                    return
+                await self._commit(games)
+                return
+        finally:
+            self._running.discard(frozenset((a, b)))
+            for name in (a, b):
+                self.arena.in_flight[name] -= 1
+            self.arena.wake()
+
+    async def _commit(self, games: list[FinishedGame]) -> None:
+        committed = []
+        for result, detail, record in games:
+            if self.arena.store.game(result.game_id) is not None:
+                continue  # played twice (a batch sent again): recorded once
+            pair = int(result.game_id[1:-1])  # L000123a
+            await self.arena.commit_result(result, detail, record, LADDER, pair)
+            committed.append(result)
+            self._health(result)
+        self.batches_played += 1
+        for listener in self.on_batch:
+            listener(committed)
+
+    def _health(self, result: GameResult) -> None:
+        for seat, name in enumerate(result.seats):
+            if name not in self._active:
+                continue
+            if result.reason in OWN_FAULTS and result.forfeit_by == seat:
+                self.streaks[name] += 1
+                if self.streaks[name] >= self.settings.health_streak:
+                    self._suspend(name, f"{result.reason.value} ({result.game_id})")
+            else:
+                self.streaks[name] = 0
+
+    def _strike_for(self, message: str, names: tuple[str, str]) -> None:
+        named = [n for n in names if repr(n) in message] or list(names)
+        for name in named:
+            if name in self._active:
+                self.streaks[name] += 1
+                if self.streaks[name] >= self.settings.health_streak:
+                    self._suspend(name, message.splitlines()[0])
+
+    def _suspend(self, name: str, last: str) -> None:
+        version = self._active[name]
+        streak = self.settings.health_streak
+        reason = f"suspended: {streak} games in a row ended by its own fault; the last: {last}"
+        self.streaks.pop(name, None)
+        self._settled(self.submissions.settle(version, Status.SUSPENDED, reason))

@@ -1,0 +1,110 @@
+"""Building a package: its ``build`` command, run once, confined like the bot will be.
+
+The build runs in the bot's own sandbox (bwrap where it works) with the network off, its
+package folder writable (the build's output goes there: ``build/tacocat_cpp_bot``) and
+nothing else of the arena's, under resource limits of its own (a compiler needs more than a
+bot) and a time limit, after which its whole process group is killed.  Its output is kept
+(the end of it, ``BUILD_LOG_BYTES``) for the version's page and ``submit --wait``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tacocat_arena.launch.package import BotPackage
+from tacocat_arena.tournament import sandbox
+from tacocat_arena.tournament.sandbox import Limits, SandboxMode
+
+#: How much of a build's output is kept (its end, where the error is).
+BUILD_LOG_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """How a package's build runs."""
+
+    #: Seconds a build may take (the C++ example takes about 45 s of CPU).
+    timeout_s: float = 600.0
+    #: The build's limits: a compiler needs more memory and processes than a bot.
+    limits: Limits = Limits(memory_mib=4096, processes=256, open_files=1024)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """How a build went: ``ok``, why not (``reason``), its output's end (``log``)."""
+
+    ok: bool
+    reason: str
+    log: str
+    seconds: float
+
+
+async def build_package(
+    package: BotPackage, mode: SandboxMode, settings: BuildSettings = BuildSettings()
+) -> BuildResult:
+    """Run ``package.build`` (if any) from its folder, confined by ``mode`` (BWRAP or NONE)."""
+    argv = package.build_argv()
+    if argv is None:
+        return BuildResult(True, "nothing to build", "", 0.0)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tacocat-build-") as scratch:
+        env = {**sandbox.BASE_ENV, **dict(package.env)}
+        if mode is SandboxMode.BWRAP:
+            bwrap = sandbox.bwrap_path()
+            if bwrap is None:
+                raise sandbox.SandboxError("sandbox bwrap asked for, but bwrap does not work")
+            socket = Path(scratch) / "none.sock"  # the sandbox's referee socket: unused here
+            socket.touch()
+            command = sandbox.bwrap_argv(
+                argv, bwrap=bwrap, bot_dir=package.root, writable_dir=True, socket=socket, hide=()
+            )
+            cwd = None
+        else:
+            command, cwd = argv, package.root
+            env = {**os.environ, **dict(package.env)}
+        prefix = sandbox.launcher(settings.limits, None)
+        log_path = Path(scratch) / "build.log"
+        with open(log_path, "wb") as log:
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *prefix,
+                    *command,
+                    cwd=cwd,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as error:
+                return BuildResult(False, f"build: cannot run {package.build!r}: {error}", "", 0)
+            try:
+                code: int | None = await asyncio.wait_for(process.wait(), settings.timeout_s)
+            except TimeoutError:
+                code = None
+            finally:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+        text = _tail(log_path)
+    seconds = time.monotonic() - started
+    if code is None:
+        limit = f"build: over its time limit of {settings.timeout_s:g} s"
+        return BuildResult(False, limit, text, seconds)
+    if code != 0:
+        how = "exited with code" if code > 0 else "killed by signal"
+        return BuildResult(False, f"build: {package.build!r} {how} {abs(code)}", text, seconds)
+    return BuildResult(True, f"built in {seconds:.1f} s", text, seconds)
+
+
+def _tail(path: Path) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(max(0, handle.seek(0, os.SEEK_END) - BUILD_LOG_BYTES))
+        return handle.read().decode(errors="replace")
