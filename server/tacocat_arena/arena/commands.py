@@ -275,6 +275,9 @@ def submit(path: Path, arena_url: str, token: str, wait: bool, timeout: float) -
         version = upload(path, arena_url, token)
         name = f"{version['player']} v{version['version']}"
         click.echo(f"uploaded {name} (sha256 {version['sha256'][:12]}, {version['size']} bytes)")
+        for earlier in version.get("suspended", []):
+            number, why = earlier["version"], earlier["reason"]
+            click.echo(f"{version['player']} v{number} was suspended: {why}")
         if wait:
             version = follow(
                 arena_url,

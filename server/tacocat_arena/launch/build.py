@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ async def build_package(
     argv = package.build_argv()
     if argv is None:
         return BuildResult(True, "nothing to build", "", 0.0)
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable  # as for the bot: the arena's Python, with the SDK
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="tacocat-build-") as scratch:
         env = {**sandbox.BASE_ENV, **dict(package.env)}

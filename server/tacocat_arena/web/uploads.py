@@ -56,6 +56,13 @@ async def submit(request: Request) -> Response:
         return JSONResponse({"error": "the upload was cut off: no version was made"}, 400)
     version = await hosting.submit(player, body)
     detail = hosting.detail(version.player, version.version)
+    assert detail is not None
+    # What happened to the player's earlier versions that it may not know yet.
+    detail["suspended"] = [
+        {"version": v.version, "reason": v.reason}
+        for v in hosting.submissions.versions(player)
+        if v.status is Status.SUSPENDED
+    ]
     return JSONResponse(detail, 422 if version.status is Status.REJECTED else 201)
 
 

@@ -1,0 +1,365 @@
+"""Hosted bots end to end: packages uploaded over real HTTP with ``submit``, built and checked
+in the real sandbox, played by the arena with no author process connected, across restarts,
+worker deaths and a Dask cluster.
+
+Everything is real processes on loopback (tests/arena_support.py); tests that need bwrap or
+Node skip with the reason where they are missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arena_support import ArenaProcess, add_players, start_arena, wait_until
+
+from tacocat_arena.arena.submissions import identity
+from tacocat_arena.tournament.sandbox import bwrap_path
+
+REPO = Path(__file__).resolve().parent.parent
+NODE_DIR = REPO / "example_bots" / "node"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap (bwrap) cannot sandbox here"),
+]
+
+
+def submit(
+    package: Path, arena: ArenaProcess, token: str, cwd: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``tacocat-arena submit PACKAGE --wait`` from ``cwd`` (another folder than the arena's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena", arena.web,
+         "--token", token, "--wait", "--timeout", "120", *extra],
+        cwd=cwd, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+
+
+def versions(arena: ArenaProcess) -> dict[str, dict[str, Any]]:
+    """``GET /api/submissions`` by ladder name."""
+    return {f"{v['player']}@v{v['version']}": v for v in arena.json("/api/submissions")}
+
+
+def python_package(folder: Path, code: str, build: str = "") -> Path:
+    """A Python package: ``bot.py`` holding ``code``."""
+    folder.mkdir(parents=True)
+    manifest = 'command = "python bot.py"\n' + (f"build = {json.dumps(build)}\n" if build else "")
+    (folder / "bot.toml").write_text(manifest)
+    (folder / "bot.py").write_text(code)
+    return folder
+
+
+def post(arena: ArenaProcess, body: bytes, token: str) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        arena.web + "/api/submissions",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture
+def node_package() -> Path:
+    """example_bots/node with its locked dependencies installed (npm ci, once)."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node or npm is not on PATH (install Node.js 18+)")
+    if not (NODE_DIR / "node_modules").is_dir():
+        try:
+            subprocess.run(
+                ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=NODE_DIR, check=True, capture_output=True, timeout=600,
+            )  # fmt: skip
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+            pytest.skip(f"`npm ci` in example_bots/node failed: {error}")
+    return NODE_DIR
+
+
+def test_python_and_node_packages_play_with_no_author_connected_and_after_restart(
+    tmp_path: Path, node_package: Path
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "nora")
+    author = tmp_path / "elsewhere"
+    author.mkdir()
+    arena = start_arena(folder, "--workers", "1")
+    try:
+        python = REPO / "example_bots" / "packages" / "python-greedy"
+        for player, package in (("alice", python), ("nora", node_package)):
+            done = submit(package, arena, tokens[player], author)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert f"{player} v1: active" in done.stdout
+        assert {v["status"] for v in versions(arena).values()} == {"active"}
+
+        def played(minimum: int) -> bool:
+            found = versions(arena)
+            return all(found[identity(p, 1)]["games"] >= minimum for p in ("alice", "nora"))
+
+        wait_until(lambda: played(2), 60, "hosted games between the two versions")
+        assert arena.json("/api/connections")["connected"] == []  # no author process
+        before = {v: row["games"] for v, row in versions(arena).items()}
+    finally:
+        arena.stop()
+    arena = start_arena(folder, "--workers", "1")
+    try:
+        wait_until(
+            lambda: all(versions(arena)[v]["games"] >= n + 2 for v, n in before.items()),
+            60,
+            "hosted games after the restart",
+        )
+    finally:
+        arena.stop()
+    with sqlite3.connect(folder / "arena.sqlite") as db:
+        ids = [row[0] for row in db.execute("SELECT game_id FROM games")]
+    assert len(ids) == len(set(ids))
+
+
+def test_a_package_failing_check_or_build_is_rejected_naming_why(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "carl")
+    arena = start_arena(folder)
+    try:
+        quits = python_package(tmp_path / "quits", "raise SystemExit(3)\n")
+        done = submit(quits, arena, tokens["carl"], tmp_path)
+        assert done.returncode == 1
+        assert "carl v1 is rejected: check 'handshake' failed" in done.stdout
+        assert "exited with code 3 before its Hello" in done.stdout
+        # The build runs with the network off: a build that needs it fails, and says so.
+        online = python_package(
+            tmp_path / "online",
+            "raise SystemExit(0)\n",
+            build="python -c \"import socket; socket.create_connection(('1.1.1.1', 53), 3)\"",
+        )
+        done = submit(online, arena, tokens["carl"], tmp_path)
+        assert done.returncode == 1, done.stdout
+        assert "carl v2 is rejected: build:" in done.stdout
+        assert "exited with code 1" in done.stdout and "OSError" in done.stdout
+        found = versions(arena)
+        assert [found[v]["status"] for v in ("carl@v1", "carl@v2")] == ["rejected", "rejected"]
+        assert found["carl@v1"]["games"] == 0
+    finally:
+        arena.stop()
+
+
+def _tar(entries: list[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for entry in entries:
+            if isinstance(entry, tarfile.TarInfo):
+                tar.addfile(entry)
+            else:
+                info = tarfile.TarInfo(entry[0])
+                info.size = len(entry[1])
+                tar.addfile(info, io.BytesIO(entry[1]))
+    return buffer.getvalue()
+
+
+def _link(name: str, target: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = tarfile.SYMTYPE, target
+    return info
+
+
+def test_hostile_uploads_over_http_are_refused_and_write_nothing_outside(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "mal")
+    arena = start_arena(folder)
+    manifest = ("bot.toml", b'command = "python bot.py"\n')
+    try:
+        hostile = {
+            "dot-dot": _tar([manifest, ("../../escaped.txt", b"x")]),
+            "absolute": _tar([manifest, ("/tmp/escaped.txt", b"x")]),
+            "symlink out": _tar([manifest, _link("key", "../../../organizer.token")]),
+            "unknown key": _tar([("bot.toml", b'command = "x"\nrestart = true\n')]),
+            "no bot.toml": _tar([("bot.py", b"")]),
+            "bomb": _tar([manifest, ("zeros", bytes(300 * 2**20))]),
+        }
+        around = {p for p in tmp_path.rglob("*") if not p.is_relative_to(folder)}
+        for kind, body in hostile.items():
+            status, answer = post(arena, body, tokens["mal"])
+            assert status == 422, (kind, answer)
+            assert answer["status"] == "rejected" and answer["reason"], kind
+        reasons = [v["reason"] for v in arena.json("/api/submissions")]
+        for needle in ("'..'", "absolute path", "points outside", "unknown key 'restart'",
+                       "no bot.toml", "unpacked_bytes"):  # fmt: skip
+            assert any(needle in reason for reason in reasons), (needle, reasons)
+        # Nothing landed beside the arena's folder, nor anywhere in it, nor in /tmp.
+        assert {p for p in tmp_path.rglob("*") if not p.is_relative_to(folder)} == around
+        assert not [p for p in folder.rglob("*") if p.name in ("escaped.txt", "key", "zeros")]
+        assert not Path("/tmp/escaped.txt").exists()
+        assert list((folder / "versions" / "mal").iterdir()) == []  # refused: removed
+        # A wrong token, an announced body over the cap, a body cut mid-way: no version.
+        assert post(arena, hostile["dot-dot"], "tca_not-a-token")[0] == 401
+        assert _raw_upload(arena, tokens["mal"], announced=10**9, sent=10) == 413
+        _raw_upload(arena, tokens["mal"], announced=50_000, sent=1_000)
+        time.sleep(0.5)
+        assert len(arena.json("/api/submissions")) == len(hostile)
+        assert list((folder / "uploads").iterdir()) == []
+    finally:
+        arena.stop()
+
+
+def _raw_upload(arena: ArenaProcess, token: str, announced: int, sent: int) -> int | None:
+    """POST ``sent`` bytes of a body announced as ``announced``, then hang up; the status
+    if one came before the cut."""
+    host, port = arena.web.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(
+            (
+                f"POST /api/submissions HTTP/1.1\r\nHost: {host}\r\n"
+                f"Authorization: Bearer {token}\r\nContent-Length: {announced}\r\n\r\n"
+            ).encode()
+            + bytes(sent)
+        )
+        if announced > sent * 1000:
+            answer = conn.recv(200).decode()
+            return int(answer.split()[1])
+    return None
+
+
+GREEDY = REPO / "example_bots" / "packages" / "python-greedy"
+RANDOM = REPO / "example_bots" / "packages" / "python-random"
+
+
+def _two_active(tmp_path: Path, *serve_args: str) -> tuple[ArenaProcess, Path]:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "bob")
+    arena = start_arena(folder, *serve_args)
+    for player, package in (("alice", GREEDY), ("bob", RANDOM)):
+        done = submit(package, arena, tokens[player], tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return arena, folder
+
+
+def _game_ids(folder: Path) -> list[str]:
+    with sqlite3.connect(folder / "arena.sqlite") as db:
+        return [row[0] for row in db.execute("SELECT game_id FROM games ORDER BY seq")]
+
+
+def test_a_sigkilled_worker_loses_no_committed_game_and_records_none_twice(
+    tmp_path: Path,
+) -> None:
+    arena, folder = _two_active(tmp_path, "--workers", "1")
+    try:
+        wait_until(lambda: len(_game_ids(folder)) >= 4, 60, "the first hosted batch")
+        committed = _game_ids(folder)
+        workers = _workers(arena.process.pid)
+        assert workers, "the arena has a worker process"
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: len(_game_ids(folder)) >= len(committed) + 8, 90, "games after")
+        after = _game_ids(folder)
+        assert after[: len(committed)] == committed  # nothing committed was lost
+        assert len(after) == len(set(after))  # nothing recorded twice
+        log = (folder / "logs" / "arena.log").read_text()
+        assert "its worker died" in log
+    finally:
+        arena.stop()
+
+
+def _workers(parent: int) -> list[int]:
+    """The arena's worker processes (its children running multiprocessing's spawn main)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and b"multiprocessing" in cmdline and b"resource_tracker" not in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_version_crashing_in_its_games_is_suspended_and_told_why(tmp_path: Path) -> None:
+    """It passes check (its name there is 'bot'), then dies at its first ladder decision."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "dan")
+    arena = start_arena(folder, "--workers", "1")
+    code = (
+        "import os, sys\n"
+        "from example_bots.random_bot import RandomBot\n"
+        "from tacocat_bot import run\n"
+        "class Flaky(RandomBot):\n"
+        "    def act(self, view):\n"
+        "        if '@' in os.environ['TACOCAT_ARENA_BOT']:\n"
+        "            os._exit(9)\n"
+        "        return super().act(view)\n"
+        "run(Flaky())\n"
+    )
+    try:
+        assert submit(GREEDY, arena, tokens["alice"], tmp_path).returncode == 0
+        flaky = python_package(tmp_path / "flaky", code)
+        done = submit(flaky, arena, tokens["dan"], tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        wait_until(lambda: versions(arena)["dan@v1"]["status"] == "suspended", 90, "the suspension")
+        reason = versions(arena)["dan@v1"]["reason"]
+        assert "5 games in a row" in reason and "crash" in reason
+        # The next submit --wait says why the version stopped playing.
+        done = submit(flaky, arena, tokens["dan"], tmp_path)
+        assert f"dan v1 was suspended: {reason}" in done.stdout
+        assert "dan v2: active" in done.stdout
+    finally:
+        arena.stop()
+
+
+def test_a_dask_local_cluster_serves_hosted_games(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    from tacocat_arena.arena.hosted import DaskWorkers, HostedSettings, Hosting
+    from tacocat_arena.arena.ladder import Arena, LadderSettings
+    from tacocat_arena.arena.players import add_player
+    from tacocat_arena.arena.store import ArenaStore
+    from tacocat_arena.launch.package import pack
+
+    async def scenario(client: Any) -> list[dict[str, Any]]:
+        store = ArenaStore(tmp_path / "arena")
+        try:
+            arena = Arena(store, LadderSettings())
+            hosting = Hosting(arena, HostedSettings(), DaskWorkers(client=client))
+            for player, package in (("alice", GREEDY), ("bob", RANDOM)):
+                add_player(store, player)
+                body = hosting.submissions.receiving()
+                body.write_bytes(pack(package))
+                version = await hosting.submit(player, body)
+                while hosting.submissions.get(player, version.version) == version:
+                    await asyncio.sleep(0.2)  # still checking
+            stop = asyncio.Event()
+            task = asyncio.ensure_future(hosting.run(stop))
+            deadline = time.monotonic() + 60
+            while len(arena.results) < 4 and time.monotonic() < deadline:
+                await asyncio.sleep(0.5)
+            stop.set()
+            await task
+            return hosting.summaries()
+        finally:
+            store.close()
+
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as client:  # fmt: skip
+        found = asyncio.run(scenario(client))
+    assert [v["status"] for v in found] == ["active", "active"]
+    assert all(v["games"] >= 4 for v in found)
