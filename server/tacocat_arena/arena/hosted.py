@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tacocat_arena.arena.deals import ladder_seed
 from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
+from tacocat_arena.arena.matchmaking import choose_pairs
 from tacocat_arena.arena.store import LADDER
 from tacocat_arena.arena.submissions import (
     Status,
@@ -50,7 +51,7 @@ from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.executors import Batch, ExecutorError, FinishedGame, play_batch
 from tacocat_arena.tournament.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
-from tacocat_arena.tournament.schedule import PlannedGame, deal_seed
+from tacocat_arena.tournament.schedule import PlannedGame
 from tacocat_arena.tournament.tables import GameResult
 
 log = logging.getLogger(__name__)
@@ -321,7 +322,7 @@ class Hosting:
     def _batch(self, a: str, b: str, pairs: range) -> Batch:
         games = []
         for pair in pairs:
-            seed = deal_seed(self.arena.seed, pair_key(a, b), pair)
+            seed = ladder_seed(self.arena.seed, self.arena.secret, LADDER, (a, b), pair)
             games.append(PlannedGame(f"L{pair:06d}a", (a, b), seed, pair))
             games.append(PlannedGame(f"L{pair:06d}b", (b, a), seed, pair, twin=True))
         return Batch(pairs.start, tuple(games))
