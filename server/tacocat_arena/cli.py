@@ -453,7 +453,15 @@ def bench_envs_command(games: int, seed: int) -> None:
     "--concurrency", default=8, show_default=True, help="Games at once (serve's default)."
 )
 @click.option("--rate", default=20.0, show_default=True, help="Page requests per second.")
-def bench_arena_command(bots: int, seconds: float, concurrency: int, rate: float) -> None:
+@click.option(
+    "--hosted",
+    is_flag=True,
+    help="Instead: hosted games/s with 1 and 2 workers (submitted example packages) and the "
+    "page's response time while they play.",
+)
+def bench_arena_command(
+    bots: int, seconds: float, concurrency: int, rate: float, hosted: bool
+) -> None:
     """The web page's median and p99 response time while BOTS trivial bots play the ladder
     at full speed, and the ladder's games/s and decisions/s with and without page requests."""
     from tacocat_arena.bench.arena import bench_arena

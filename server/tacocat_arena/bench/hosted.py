@@ -1,0 +1,137 @@
+"""``tacocat-arena bench arena --hosted``: hosted games/s with 1 and 2 workers, and the page's
+response time while they play.
+
+For each worker count it starts ``tacocat-arena serve --workers N`` on a fresh folder
+(loopback, free ports), submits four example packages over HTTP as four players (two
+``python-random``, two ``python-greedy``: two pairings can play at once), waits until all four
+are active and have played, then for ``seconds`` asks for ``/`` and ``/api/leaderboard`` in
+turn at a steady rate over one keep-alive connection, timing each, and counts the games
+committed.  A hosted game's cost includes starting its batch's sandboxed processes (four per
+batch of two deals: each version and its twin), which is most of it for these fast bots.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import example_bots
+
+from tacocat_arena.arena.uploader import follow, upload
+from tacocat_arena.bench.arena import _addresses, _cpu_seconds, _get, _latency, _load, _status
+
+#: The example packages (example_bots/packages in the repository).
+PACKAGES = Path(example_bots.__file__).resolve().parent / "packages"
+
+
+@dataclass(frozen=True)
+class HostedRun:
+    """One worker count's figures."""
+
+    workers: int
+    seconds: float
+    games: int
+    latencies_ms: dict[str, list[float]]
+    cpu_s: float
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds
+
+
+@dataclass(frozen=True)
+class HostedFigures:
+    """What ``bench arena --hosted`` prints."""
+
+    runs: tuple[HostedRun, ...]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    def summary(self) -> str:
+        """The lines to print."""
+        lines = [
+            f"load average before: {_load(self.load_before)}; after: {_load(self.load_after)} "
+            f"({os.cpu_count()} cores)",
+            "4 hosted versions (2 python-random, 2 python-greedy), bwrap where it works, "
+            "batches of 2 duplicate deals",
+        ]
+        for run in self.runs:
+            lines.append(
+                f"--workers {run.workers}: {run.games_per_s:6.2f} hosted games/s "
+                f"({run.games} games in {run.seconds:.1f} s; arena process CPU "
+                f"{run.cpu_s / run.seconds:.2f} of a core)"
+            )
+            every = [ms for values in run.latencies_ms.values() for ms in values]
+            lines.append(f"  page while hosted games play: {_latency(every)}")
+            for path, values in run.latencies_ms.items():
+                lines.append(f"    {path:<18} {_latency(values)}")
+        return "\n".join(lines)
+
+
+def bench_hosted(
+    seconds: float, requests_per_s: float, workers: tuple[int, ...] = (1, 2)
+) -> HostedFigures:
+    """Run the measurement (module docstring) once per worker count."""
+    load_before = os.getloadavg()
+    runs = tuple(_run(count, seconds, requests_per_s) for count in workers)
+    return HostedFigures(runs, load_before, os.getloadavg())
+
+
+def _run(workers: int, seconds: float, requests_per_s: float) -> HostedRun:
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-hosted-") as folder:
+        names = {"r1": "python-random", "r2": "python-random", "g1": "python-greedy",
+                 "g2": "python-greedy"}  # fmt: skip
+        tokens = {name: f"bench-hosted-token-{name}" for name in names}
+        tokens_file = Path(folder) / "tokens.toml"
+        tokens_file.write_text("".join(f'{n} = "{t}"\n' for n, t in tokens.items()))
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(Path(folder) / "a"),
+             "--tokens", str(tokens_file), "--port", "0", "--web", "127.0.0.1:0",
+             "--workers", str(workers)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            _, web = _addresses(server)
+            for name, package in names.items():
+                version = upload(PACKAGES / package, web, tokens[name])
+                version = follow(web, version, timeout=300)
+                if version["status"] != "active":
+                    raise RuntimeError(f"{package} was not accepted: {version['reason']}")
+            host, port = web.removeprefix("http://").rstrip("/").split(":")
+            connection = http.client.HTTPConnection(host, int(port), timeout=30)
+            deadline = time.monotonic() + 120
+            while _status(connection)["games"] < 8:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the hosted versions did not start playing")
+                time.sleep(0.5)
+            latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
+            games_before, cpu_before = _status(connection)["games"], _cpu_seconds(server.pid)
+            started = time.monotonic()
+            count = 0
+            paths = list(latencies)
+            while time.monotonic() < started + seconds:
+                path = paths[count % 2]
+                sent = time.perf_counter()
+                _get(connection, path)
+                latencies[path].append((time.perf_counter() - sent) * 1000)
+                count += 1
+                time.sleep(max(0.0, started + count / requests_per_s - time.monotonic()))
+            elapsed = time.monotonic() - started
+            games = _status(connection)["games"] - games_before
+            cpu = _cpu_seconds(server.pid) - cpu_before
+            connection.close()
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.communicate()
+    return HostedRun(workers, elapsed, games, latencies, cpu)
