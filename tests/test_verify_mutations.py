@@ -92,6 +92,21 @@ def test_the_fixtures_and_the_forgers_unchanged_records_verify() -> None:
         assert rules(forge(copy.deepcopy(record))) == set(), path.name
 
 
+# -- F1: marks stand where they belong ----------------------------------------------------------
+def test_F1_a_fallback_mark_on_a_substitution() -> None:
+    """A fallback is an answer the bot's SDK sent and the referee applied as sent; a
+    substitution is the referee's own move, which no SDK played."""
+    record = golden("default-action.json")
+    first(record, lambda e: e.get("substituted") == "timeout")["fallback"] = "duel() raised"
+    assert rules(record) == {"F1"}
+
+
+def test_F1_a_fallback_mark_that_is_no_text() -> None:
+    record = golden("default.json")
+    first(record, lambda e: e.get("seat") == 1)["fallback"] = ""
+    assert rules(record) == {"F1"}
+
+
 # -- F2: a substitution is exactly the policy's default ------------------------------------------
 def test_F2_an_ordinary_move_relabelled_as_a_substitution() -> None:
     record = golden("default-action.json")

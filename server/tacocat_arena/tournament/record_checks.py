@@ -65,6 +65,16 @@ def check_marks(record: Mapping[str, Any], rounds: Sequence[int]) -> Iterator[Fo
     for index, entry in enumerate(record["actions"]):
         where = _at(rounds, index)
         substituted, refused = entry.get("substituted"), entry.get("refused")
+        fallback = entry.get("fallback")
+        if fallback is not None and (not isinstance(fallback, str) or not fallback.strip()):
+            yield where, "F1", f"action {index}: its fallback mark {fallback!r} is no text"
+        elif fallback is not None and ({"substituted", "forfeit", "refused"} & entry.keys()):
+            yield (
+                where,
+                "F1",
+                f"action {index} is marked as the bot's SDK's fallback, but it is not an "
+                "answer of the bot's applied as sent",
+            )
         if substituted in (Failure.ILLEGAL.value, Failure.MALFORMED.value) and not refused:
             yield where, "F1", f"action {index} replaced a refused answer that is not recorded"
         if refused is None:
