@@ -247,8 +247,10 @@ def replay(
     events = events_to_json(game.events)
     for index, (mine, theirs) in enumerate(zip(events, recorded, strict=False)):
         if mine != theirs:
-            kinds = {e.get("type") for e in (mine, theirs) if isinstance(e, Mapping)}
-            rule = "F1" if "substituted" in kinds else EVENT_RULE.get(mine["type"], "E1")
+            marked = any(
+                isinstance(e, Mapping) and e.get("type") == "substituted" for e in (mine, theirs)
+            )
+            rule = "F1" if marked else EVENT_RULE.get(mine["type"], "E1")
             raise RecordError(
                 f"event {index} differs: replayed {mine}, recorded {theirs}",
                 rule=rule,

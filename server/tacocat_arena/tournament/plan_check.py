@@ -45,7 +45,8 @@ class PlanCheck:
 def config_from_metadata(metadata: Mapping[str, Any]) -> TournamentConfig:
     """The config results.json's ``metadata`` describes (``TournamentConfig.describe``), as far
     as it decides the games: bots and their arguments, games, seed, clocks, policy, ruleset,
-    format.  Raises ConfigError, RulesetError, KeyError, TypeError or ValueError."""
+    format.  Raises ConfigError, RulesetError, AttributeError, KeyError, TypeError or ValueError
+    on metadata that does not describe one."""
     args = metadata.get("bot_args") or {}
     bots = tuple(
         BotSpec(str(name), str(command), args=tuple(str(a) for a in args.get(name, ())))
@@ -73,9 +74,11 @@ def check_plan(folder: Path, games: Sequence[Played]) -> PlanCheck:
         return PlanCheck(f"{folder} has no {RESULTS_FILE}, so its plan cannot be re-derived")
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
-        metadata = results["metadata"]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
-        return PlanCheck(found=[("", "S1", f"{path} holds no readable metadata ({error})")])
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return PlanCheck(found=[("", "S1", f"{path} is not readable JSON ({error})")])
+    metadata = results.get("metadata") if isinstance(results, Mapping) else None
+    if not isinstance(metadata, Mapping):
+        return PlanCheck(found=[("", "S1", f"{path} holds no metadata object")])
     secret = metadata.get("deal_secret")
     if not metadata.get("complete") or not isinstance(secret, str) or not secret:
         return PlanCheck(
@@ -84,7 +87,7 @@ def check_plan(folder: Path, games: Sequence[Played]) -> PlanCheck:
         )
     try:
         config = config_from_metadata(metadata)
-    except (ConfigError, RulesetError, KeyError, TypeError, ValueError) as error:
+    except (ConfigError, RulesetError, AttributeError, KeyError, TypeError, ValueError) as error:
         return PlanCheck(found=[("", "S1", f"{path}'s metadata is not a valid config: {error}")])
     found: list[tuple[str, str, str]] = []
     if config.fingerprint() != metadata.get("fingerprint"):

@@ -138,18 +138,18 @@ class StateChecks:
     just before each action (``before``), and the problems gather in ``found``."""
 
     def __init__(self, record: Mapping[str, Any], rounds: Sequence[int]) -> None:
-        self.actions: Sequence[Any] = record["actions"]
+        self.actions: Any = record.get("actions")
         self.rounds = rounds
         self.found: list[Found] = []
 
     def __call__(self, index: int, game: Game) -> None:
-        entry = self.actions[index]
+        entry = self.actions[index]  # replay has read ``actions`` as a list
         if not isinstance(entry, Mapping) or game.outcome is not None:
             return  # replay itself rejects it
         seat = entry.get("seat")
         if seat is None and isinstance(entry.get("refused"), Mapping) and game.pending:
             seat = min(game.pending)  # both seats failed: the record keeps the lower seat's
-        if seat not in game.pending:
+        if seat not in (0, 1) or seat not in game.pending:
             return  # replay itself rejects it
         where = self.rounds[index] if index < len(self.rounds) else game.round
         if entry.get("substituted") is not None:
@@ -216,7 +216,9 @@ def _illegality(game: Game, seat: int, sent: Mapping[str, Any], rule: Any) -> st
         return f"is not an action ({error})"
     try:
         game.copy().apply(seat, action)  # type: ignore[arg-type]  # a Forfeit is not sent
-    except ActionError as error:
+    except ValueError as error:  # ActionError, or a value the engine cannot take
+        if not isinstance(error, ActionError):
+            return f"is not an action the engine takes ({error})"
         if error.rule != rule:
             return f"breaks {error.rule} ({error}), not the {rule!r} it cites"
         return ""
@@ -301,7 +303,7 @@ def seat_figures(record: Mapping[str, Any]) -> tuple[list[int], list[float]]:
 def check_line(line: Mapping[str, Any], record: Mapping[str, Any]) -> Iterator[Found]:
     """G1: a games.jsonl line's own fields say what its record says."""
     players = record.get("players")
-    if players is not None and list(line.get("seats") or ()) != list(players):
+    if players is not None and line.get("seats") != players:
         yield None, "G1", f"the line's seats {line.get('seats')!r} are not the record's players"
     for key, theirs in (
         ("seed", "seed"),
@@ -320,7 +322,7 @@ def check_line(line: Mapping[str, Any], record: Mapping[str, Any]) -> Iterator[F
     if clock_of(record) is None or record.get("unplayed"):
         return  # the referee measured nothing the line could count
     decisions, total = seat_figures(record)
-    if "decisions" in line and list(line["decisions"]) != decisions:
+    if "decisions" in line and line["decisions"] != decisions:
         yield (
             None,
             "G1",
