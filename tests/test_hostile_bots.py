@@ -293,5 +293,6 @@ def test_a_socket_at_the_victims_port_on_another_loopback_address_is_refused(
     ], found
     played = games(tmp_path / "out")
     assert len(played) == 40
+    assert_verifies(tmp_path / "out")
     lost = Counter(g["reason"] for g in played if g["seats"][1 - g["winner"]] == "victim")
     assert lost["crash"] == 3 and set(lost) <= FINISHED | {"crash"}, lost

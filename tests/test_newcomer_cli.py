@@ -271,6 +271,7 @@ def test_tables_have_a_legend_and_do_not_wrap_when_stdout_is_not_a_terminal(
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert f"Tournament: 2 bots ({one}, {two}), 2 games per pairing" in lines[0]
+    assert_verifies(tmp_path / "out")
     rows = [line for line in lines if line.startswith("│")]
     assert len(rows) == 5  # two standings rows, two crosstable rows, one pair row; unwrapped
     assert all(line.rstrip().endswith("│") and (one in line or two in line) for line in rows)

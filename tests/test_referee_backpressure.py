@@ -22,6 +22,7 @@ import arena_harness as h  # tests/bots (pytest pythonpath)
 import grpc
 import pytest
 from google.protobuf.message import Message
+from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import DEFAULT_RULESET, Termination
@@ -444,6 +445,7 @@ def test_bot_that_leaves_for_good_forfeits_its_remaining_games_within_one_window
         h.run_async(scenario(), 120)
 
     assert len(results) == 24
+    assert_verifies(config.out)  # every disconnect forfeit as recorded; no results.json yet
     with_b = [(t, r) for t, r in results if "b" in r.seats]
     left_at = min(t for t, r in with_b if r.reason is Termination.FORFEIT_DISCONNECT)
     gone = [(t, r) for t, r in with_b if t >= left_at]
