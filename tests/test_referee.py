@@ -29,6 +29,7 @@ from tacocat_arena.engine import (
 from tacocat_arena.engine.types import Attack, Defend, Duel, Replace
 from tacocat_arena.protocol.wire import event_from_pb, ruleset_to_pb
 from tacocat_arena.referee import ClockSettings, FailurePolicy, RefereeSettings
+from tacocat_arena.tournament.record_checks import seat_figures
 from tacocat_arena.tournament.verify import GameEntry, verify_game
 
 FINISHED = (Termination.GOAL, Termination.ROUND_CAP)
@@ -292,6 +293,54 @@ def test_illegal_attack_is_refused_with_its_rule(policy: FailurePolicy) -> None:
                     assert log.ends["ill"].reason in (pb.END_REASON_GOAL, pb.END_REASON_ROUND_CAP)
 
     h.run_async(scenario(), 30)
+
+
+def test_a_simultaneous_answer_the_record_does_not_hold_is_not_counted() -> None:
+    """Seat 0's first duel card is not in its hand and forfeits the game; seat 1's duel card,
+    answered in time for the same decision, is never applied, so the record does not hold
+    it, and neither do the report's per-seat figures (games.jsonl's decisions and
+    decision_ms, which ``verify`` checks against the record: G1)."""
+    answered: dict[int, int] = {}  # seat -> its duel answers sent
+
+    def duel_hook(seat: int) -> Any:
+        def hook(request: pb.DecisionRequest) -> pb.Action | None:
+            if request.kind != pb.DECISION_KIND_DUEL:
+                return None
+            answered[seat] = answered.get(seat, 0) + 1
+            if seat == 1:
+                return None
+            missing = next(c for c in range(1, 13) if c not in request.view.hand)
+            return pb.Action(
+                game_id=request.game_id,
+                request_id=request.request_id,
+                duel=pb.Duel(card=missing),  # D1: not in the hand
+            )
+
+        return hook
+
+    async def scenario() -> None:
+        async with h.arena(RAW_SETTINGS) as (referee, port), h.raw_clients(port, 2) as clients:
+            for client, name in zip(clients, "ab", strict=True):
+                await client.connect(name)
+            game = asyncio.create_task(
+                referee.play("duel", ("a", "b"), seed=4, ruleset=DEFAULT_RULESET)
+            )
+            await asyncio.gather(
+                *(h.play_raw(c, seed=s, hook=duel_hook(s)) for s, c in enumerate(clients))
+            )
+            report = await game
+            assert report.outcome.termination is Termination.FORFEIT_ILLEGAL
+            assert report.forfeit_by == 0 and answered == {0: 1, 1: 1}
+            record = report.record
+            assert [a["seat"] for a in record["actions"] if "duel" in a] == []  # none applied
+            decisions, total = seat_figures(record)
+            assert report.decisions == decisions
+            assert report.think_ms == pytest.approx(total, abs=1e-6)
+            seat_1 = [a for a in record["actions"] if a["seat"] == 1]
+            assert report.decisions[1] == len(seat_1)  # its replace only: not its duel card
+            assert verify_game(GameEntry("duel", None, record)) == []
+
+    h.run_async(scenario(), 20)
 
 
 # ---------------------------------------------------------------------------------------------
