@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_support import ArenaProcess, add_players, start_arena, wait_until
+from arena_support import ArenaProcess, add_players, start_arena, start_bot, wait_until
 
 from tacocat_arena.arena.submissions import identity
 from tacocat_arena.tournament.sandbox import bwrap_path
@@ -363,3 +363,27 @@ def test_a_dask_local_cluster_serves_hosted_games(tmp_path: Path) -> None:
         found = asyncio.run(scenario(client))
     assert [v["status"] for v in found] == ["active", "active"]
     assert all(v["games"] >= 4 for v in found)
+
+
+def test_a_hosted_version_plays_connected_bots_too(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "bob")
+    arena = start_arena(folder)
+    bot = None
+    try:
+        assert submit(GREEDY, arena, tokens["alice"], tmp_path).returncode == 0
+        bot = start_bot("bob", tokens["bob"], arena.address, tmp_path)
+
+        def mixed() -> list[dict[str, Any]] | None:
+            games = arena.json("/api/games?bot=alice@v1&limit=20")
+            found = [g for g in games if set(g["seats"]) == {"alice@v1", "bob"} and not g["live"]]
+            return found if len(found) >= 2 else None
+
+        found = wait_until(mixed, 60, "games of alice@v1 against bob")
+        # Both seatings of a deal, seat names as the ladder knows them (never the twin's).
+        assert {tuple(g["seats"]) for g in found[:2]} == {("alice@v1", "bob"), ("bob", "alice@v1")}
+        assert versions(arena)["alice@v1"]["games"] >= 2
+    finally:
+        if bot is not None:
+            bot.kill()
+        arena.stop()

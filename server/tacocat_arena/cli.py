@@ -463,7 +463,15 @@ def bench_arena_command(
     bots: int, seconds: float, concurrency: int, rate: float, hosted: bool
 ) -> None:
     """The web page's median and p99 response time while BOTS trivial bots play the ladder
-    at full speed, and the ladder's games/s and decisions/s with and without page requests."""
+    at full speed, and the ladder's games/s and decisions/s with and without page requests.
+    With --hosted: submitted bots instead (docs/submissions.md), for --seconds at --rate."""
+    if hosted:
+        from tacocat_arena.bench.hosted import bench_hosted
+
+        if seconds <= 0 or rate <= 0:
+            raise click.UsageError("--seconds > 0, --rate > 0")
+        click.echo(bench_hosted(seconds, rate).summary())
+        return
     from tacocat_arena.bench.arena import bench_arena
 
     if bots < 2 or seconds <= 0 or concurrency < 1 or rate <= 0:

@@ -27,6 +27,9 @@ import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
+import secrets
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +37,8 @@ from typing import Any, Protocol
 
 from tacocat_arena.arena.deals import ladder_seed
 from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.arena.matchmaking import choose_pairs
+from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
+from tacocat_arena.arena.players import hash_token
 from tacocat_arena.arena.store import LADDER
 from tacocat_arena.arena.submissions import (
     Status,
@@ -48,8 +52,10 @@ from tacocat_arena.check.runner import Status as CheckStatus
 from tacocat_arena.engine import Termination
 from tacocat_arena.launch.build import BuildSettings, build_package
 from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
+from tacocat_arena.tournament.bots import BotProcess, BotStartError, Launch
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.executors import Batch, ExecutorError, FinishedGame, play_batch
+from tacocat_arena.tournament.runner import TWIN_SUFFIX, game_result
 from tacocat_arena.tournament.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
 from tacocat_arena.tournament.schedule import PlannedGame
 from tacocat_arena.tournament.tables import GameResult
@@ -188,6 +194,15 @@ class Hosting:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: set[frozenset[str]] = set()
         self._active: dict[str, Version] = {}
+        #: Token hashes of the hosted processes the arena runs itself (games against
+        #: connected bots: ``_play_mixed``), by identity; the arena's referee accepts them.
+        self._process_hashes: dict[str, str] = {}
+        self._mixed = 0
+        #: Where sandboxed hosted processes reach the arena's referee (``serve`` listens
+        #: there), and where unsandboxed ones do (set once the referee listens).
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="tacocat-hosted-"))
+        self.socket = self._socket_dir / "arena.sock"
+        self.tcp_address = ""
         #: Called with each batch's games once committed (tests and the bench listen).
         self.on_batch: list[Callable[[list[GameResult]], None]] = []
         arena.hosting = self
@@ -297,27 +312,56 @@ class Hosting:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             self.runner.close()
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def process_hash(self, name: str) -> str | None:
+        """The token hash of hosted process ``name`` while the arena runs it, else None."""
+        return self._process_hashes.get(name)
+
     def _start_batches(self) -> None:
+        """Pair free active versions with each other (a batch on a worker) and with connected
+        bots (a game in this process, against the arena's own referee), as the ladder pairs
+        connected bots: least met first, then closest rating."""
+        arena = self.arena
         busy = {name for pairing in self._running for name in pairing}
         capacity = {name: 1 for name in self._active if name not in busy}
-        slots = self.runner.slots - len(self._running)
-        if slots <= 0 or len(capacity) < 2:
+        if not capacity:
             return
-        arena = self.arena
-        for a, b in choose_pairs(capacity, arena.meetings, arena.ratings, slots, arena.rng):
+        for name in list(arena.referee.sessions):
+            if arena.can_play(name):
+                capacity[name] = arena.settings.per_bot - arena.in_flight[name]
+        batch_slots = self.runner.slots - (len(self._running) - self._mixed)
+        mixed_slots = arena.settings.concurrency - sum(arena.in_flight.values()) // 2
+        slots = max(0, batch_slots) + max(0, mixed_slots)
+
+        def allowed(a: str, b: str) -> bool:
+            return a in self._active or b in self._active
+
+        for a, b in choose_pairs(
+            capacity, arena.meetings, arena.ratings, slots, arena.rng, allowed
+        ):
+            hosted = a in self._active and b in self._active
+            if hosted and batch_slots <= 0 or not hosted and mixed_slots <= 0:
+                continue
+            pairs = self.settings.pairs_per_batch if hosted else 1
             first = arena._next_pair
-            arena._next_pair += self.settings.pairs_per_batch
-            batch = self._batch(a, b, range(first, first + self.settings.pairs_per_batch))
+            arena._next_pair += pairs
             self._running.add(frozenset((a, b)))
             for name in (a, b):
                 arena.in_flight[name] += 1
-            self._spawn(self._play(batch))
+            if hosted:
+                batch_slots -= 1
+                self._spawn(self._play(self._batch(a, b, range(first, first + pairs))))
+            else:
+                mixed_slots -= 1
+                self._mixed += 1
+                mine, theirs = (a, b) if a in self._active else (b, a)
+                self._spawn(self._play_mixed(mine, theirs, first))
 
     def _batch(self, a: str, b: str, pairs: range) -> Batch:
         games = []
@@ -375,6 +419,73 @@ class Hosting:
                 self.arena.in_flight[name] -= 1
             self.arena.wake()
 
+    async def _play_mixed(self, mine: str, theirs: str, pair: int) -> None:
+        """One duplicate deal between hosted version ``mine`` and connected bot ``theirs``,
+        played by the arena's referee: the version's process (its twin for the second game)
+        is started here, sandboxed, for its game alone."""
+        arena = self.arena
+        seed = ladder_seed(arena.seed, arena.secret, LADDER, (mine, theirs), pair)
+        try:
+            for half, seats in enumerate(((mine, theirs), (theirs, mine))):
+                if arena.closing or mine not in self._active or not arena.can_play(theirs):
+                    break
+                instance = mine if half == 0 else mine + TWIN_SUFFIX
+                try:
+                    process = await self._start_process(instance, self._active[mine])
+                except (BotStartError, PackageError, SandboxError) as error:
+                    log.warning("hosted %s could not start: %s", instance, error)
+                    self._strike(mine, str(error))
+                    break
+                try:
+                    played = tuple(instance if name == mine else name for name in seats)
+                    game_id = f"L{pair:06d}{'ab'[half]}"
+                    info = f"ladder pair {pair}, deal {half + 1} of 2"
+                    report = await arena.play_game(
+                        game_id, (played[0], played[1]), seed, info, LADDER
+                    )
+                    if report is None:
+                        break
+                    result = game_result(report, seats)
+                    await arena.commit_result(result, report.detail, report.record, LADDER, pair)
+                    self._health(result)
+                finally:
+                    await process.stop()
+                    self._process_hashes.pop(instance, None)
+            arena.publish(arena.held.pop((seed, pair_key(mine, theirs)), []))
+        finally:
+            self._mixed -= 1
+            self._running.discard(frozenset((mine, theirs)))
+            for name in (mine, theirs):
+                arena.in_flight[name] -= 1
+            arena.wake()
+
+    async def _start_process(self, instance: str, version: Version) -> BotProcess:
+        package = self.submissions.package(version)
+        token = secrets.token_urlsafe(24)
+        self._process_hashes[instance] = hash_token(token)
+        spec = BotSpec(version.identity, package.command, dir=package.root, env=package.env)
+        process = BotProcess(
+            spec,
+            Launch(
+                identity=instance,
+                token=token,
+                log_path=self.folder / "logs" / f"{instance}.log",
+                cwd=package.root,
+                mode=self.mode,
+                limits=self.settings.limits,
+                tcp_address=self.tcp_address,
+                socket_path=self.socket,
+            ),
+        )
+        try:
+            await process.start()
+            await process.wait_connected(self.arena.referee, 30.0)
+        except BaseException:
+            await process.stop()
+            self._process_hashes.pop(instance, None)
+            raise
+        return process
+
     async def _commit(self, games: list[FinishedGame]) -> None:
         committed = []
         for result, detail, record in games:
@@ -400,12 +511,16 @@ class Hosting:
                 self.streaks[name] = 0
 
     def _strike_for(self, message: str, names: tuple[str, str]) -> None:
-        named = [n for n in names if repr(n) in message] or list(names)
-        for name in named:
-            if name in self._active:
-                self.streaks[name] += 1
-                if self.streaks[name] >= self.settings.health_streak:
-                    self._suspend(name, message.splitlines()[0])
+        """A batch failed (a bot could not start): the version its message names is at
+        fault, or both when it names neither."""
+        for name in [n for n in names if repr(n) in message] or list(names):
+            self._strike(name, message)
+
+    def _strike(self, name: str, message: str) -> None:
+        if name in self._active:
+            self.streaks[name] += 1
+            if self.streaks[name] >= self.settings.health_streak:
+                self._suspend(name, message.splitlines()[0])
 
     def _suspend(self, name: str, last: str) -> None:
         version = self._active[name]

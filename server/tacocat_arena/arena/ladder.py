@@ -144,6 +144,9 @@ class ArenaReferee(Referee):
         """True if ``token`` is the token of active player ``name``; the session it opens is
         bound to that token (see ``Arena.check_players``)."""
         stored = self.arena.store.token_hash(name)
+        hosting = self.arena.hosting
+        if stored is None and hosting is not None:
+            stored = hosting.process_hash(name)  # a hosted version's process (arena.hosted)
         if stored is None or not token_matches(token, stored):
             return False
         self._authenticated[name] = stored
@@ -353,7 +356,10 @@ class Arena:
         if reread or version != self._data_version:
             self._data_version = version
             self._active = self.store.active_hashes()
+        hosted = self.hosting.process_hash if self.hosting is not None else lambda name: None
         for name, session in list(self.referee.sessions.items()):
+            if hosted(name) is not None:
+                continue  # the arena's own process for a hosted game, not a player's
             if session.is_open and self._active.get(name) != self.token_of.get(session):
                 log.info("player %s was revoked: ending its session %s", name, session.session_id)
                 self.token_of[session] = ""  # ended once, whatever comes next

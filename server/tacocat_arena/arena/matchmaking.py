@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
@@ -25,19 +25,23 @@ def choose_pairs(
     ratings: Mapping[str, float],
     slots: int,
     rng: random.Random,
+    allowed: Callable[[str, str], bool] | None = None,
 ) -> list[tuple[str, str]]:
     """Up to ``slots`` pairs to start now, best first.
 
     ``capacity[bot]`` is how many more pairs the bot may play at once (bots at 0 are left
     out); ``meetings[pair_key(a, b)]`` how many pairs a and b have played; ``ratings`` the
     current rating of each bot (missing = 0).  A bot appears in at most ``capacity[bot]``
-    of the chosen pairs.
+    of the chosen pairs; ``allowed(a, b)``, when given, says which pairs may be chosen at all
+    (hosted play pairs a hosted version with anyone, never two connected bots).
     """
     left = {bot: n for bot, n in capacity.items() if n > 0}
     if slots <= 0 or len(left) < 2:
         return []
     candidates = []
     for a, b in itertools.combinations(sorted(left), 2):
+        if allowed is not None and not allowed(a, b):
+            continue
         key = pair_key(a, b)
         gap = abs(ratings.get(a, 0.0) - ratings.get(b, 0.0))
         candidates.append((meetings.get(key, 0), gap, rng.random(), key))

@@ -70,8 +70,14 @@ async def serve_arena(
         )
         hosting = Hosting(arena, options.hosted, runner)
         server, port = await start_server(
-            arena.referee, options.host, options.port, tls=options.tls
+            arena.referee,
+            options.host,
+            options.port,
+            tls=options.tls,
+            unix_sockets=[str(hosting.socket)],
         )
+        local = "127.0.0.1" if options.host in ("0.0.0.0", "::", "") else options.host
+        hosting.tcp_address = f"{local}:{port}"
         try:
             web, web_port = await serve_web(arena, options.web_host, options.web_port)
         except BaseException:
