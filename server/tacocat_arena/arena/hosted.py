@@ -3,11 +3,14 @@
 ``Hosting`` joins the parts.  An upload becomes a version (``submissions``); the **gate**
 builds it (``launch.build``, sandboxed, network off, time-limited) and puts it through every
 ``check`` in the same sandbox and launcher it will play in; a version that passes is
-``active``.  The hosted ladder then pairs active versions (``matchmaking.choose_pairs``, as the
-ladder pairs connected bots) and plays each pairing's duplicate deals as a **batch**
-(``tournament.executors.play_batch``: a referee of its own, the two versions sandboxed, twin
-instances for the two games of a deal) in a worker process (``serve --workers N``) or on a
-Dask cluster (``serve --cluster``): the same executor seam as ``run``, off the arena's loop.
+``active``.  The hosted ladder then pairs active versions with each other and with connected
+bots (``matchmaking.choose_pairs``, as the ladder pairs connected bots).  Two versions play
+their pairing's duplicate deals as a **batch** (``tournament.executors.play_batch``: a
+referee of its own, both versions sandboxed, twin instances for the two games of a deal) in a
+worker process (``serve --workers N``) or on a Dask cluster (``serve --cluster``): the same
+executor seam as ``run``, off the arena's loop.  Against a **connected bot** the arena starts
+the version's process itself, sandboxed, for one game against its own referee (a Unix
+socket, a token for that process alone), and a twin for the deal's second game.
 A batch's games come back whole and are committed here, by the arena process alone; a game
 already stored is never stored again, so a batch played twice (its worker was SIGKILLed and
 it was sent again) records each game once, and a batch lost with its worker loses only games

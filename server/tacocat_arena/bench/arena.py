@@ -74,8 +74,7 @@ class ArenaFigures:
     def summary(self) -> str:
         """The lines to print."""
         lines = [
-            f"load average before: {_load(self.load_before)}; after: {_load(self.load_after)} "
-            f"({os.cpu_count()} cores)",
+            load_line(self.load_before, self.load_after),
             f"{self.bots} trivial bots, concurrency {self.concurrency} games",
         ]
         for name, phase in (("A, no page requests", self.quiet), ("B, with requests", self.loaded)):
@@ -97,6 +96,11 @@ class ArenaFigures:
         ratio = self.loaded.games_per_s / max(self.quiet.games_per_s, 1e-9)
         lines.append(f"games/s with requests / without: {ratio:.2f}")
         return "\n".join(lines)
+
+
+def load_line(before: tuple[float, float, float], after: tuple[float, float, float]) -> str:
+    """The machine's load average before and after a bench, and its cores."""
+    return f"load average before: {_load(before)}; after: {_load(after)} ({os.cpu_count()} cores)"
 
 
 def _load(values: tuple[float, float, float]) -> str:

@@ -25,7 +25,14 @@ from pathlib import Path
 import example_bots
 
 from tacocat_arena.arena.uploader import follow, upload
-from tacocat_arena.bench.arena import _addresses, _cpu_seconds, _get, _latency, _load, _status
+from tacocat_arena.bench.arena import (
+    _addresses,
+    _cpu_seconds,
+    _get,
+    _latency,
+    _status,
+    load_line,
+)
 
 #: The example packages (example_bots/packages in the repository).
 PACKAGES = Path(example_bots.__file__).resolve().parent / "packages"
@@ -57,8 +64,7 @@ class HostedFigures:
     def summary(self) -> str:
         """The lines to print."""
         lines = [
-            f"load average before: {_load(self.load_before)}; after: {_load(self.load_after)} "
-            f"({os.cpu_count()} cores)",
+            load_line(self.load_before, self.load_after),
             "4 hosted versions (2 python-random, 2 python-greedy), bwrap where it works, "
             "batches of 2 duplicate deals",
         ]
