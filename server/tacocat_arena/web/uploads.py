@@ -4,10 +4,13 @@
 player's own token (``Authorization: Bearer TOKEN``).  The body is written to a temporary
 file as it arrives and refused once it passes the archive cap (a ``Content-Length`` over it
 is refused before reading); an upload cut mid-way is removed and leaves no version.  Only a
-whole body becomes the player's next version, which the gate then builds and checks.
+whole body becomes the player's next version, which the gate then builds and checks.  The
+body has ``UPLOAD_TIMEOUT_S`` to arrive.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -17,6 +20,10 @@ from tacocat_arena.arena.hosted import Hosting
 from tacocat_arena.arena.store import ArenaError
 from tacocat_arena.arena.submissions import Status, player_for_token, receive_body
 from tacocat_arena.web.rendering import arena_of
+
+#: Seconds an upload's body may take to arrive (a body trickled in never holds a connection
+#: for ever; 64 MiB at 1 MiB/s fits).
+UPLOAD_TIMEOUT_S = 120.0
 
 
 def hosting_of(request: Request) -> Hosting | None:
@@ -49,11 +56,15 @@ async def submit(request: Request) -> Response:
         )
     body = hosting.submissions.receiving()
     try:
-        await receive_body(request.stream(), body, cap)
+        async with asyncio.timeout(UPLOAD_TIMEOUT_S):
+            await receive_body(request.stream(), body, cap)
     except ArenaError as error:
         return JSONResponse({"error": str(error)}, 413)
     except ClientDisconnect:
         return JSONResponse({"error": "the upload was cut off: no version was made"}, 400)
+    except TimeoutError:
+        message = f"the upload took over {UPLOAD_TIMEOUT_S:g} s: no version was made"
+        return JSONResponse({"error": message}, 408)
     version = await hosting.submit(player, body)
     detail = hosting.detail(version.player, version.version)
     assert detail is not None
