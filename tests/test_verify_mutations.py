@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -280,6 +281,17 @@ def test_G1_a_line_that_contradicts_its_record(
         lines[0], lines[1] = lines[1], lines[0]
     change(lines[0])
     assert printed_rules(write_lines(tmp_path, lines)) == {"G1"}
+
+
+@pytest.mark.slow
+def test_G1_a_store_row_that_contradicts_its_record(match: Path, tmp_path: Path) -> None:
+    folder = copied(match, tmp_path)
+    (folder / "games.jsonl").unlink()  # the folder is then read from its store
+    store = folder / "tournament.sqlite"
+    assert printed_rules(store) == set()
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE games SET reason = 'crash' WHERE rowid = 1")
+    assert printed_rules(store) == {"G1"}
 
 
 @pytest.mark.slow

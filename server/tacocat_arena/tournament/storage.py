@@ -170,18 +170,33 @@ RESULT_COLUMNS = (
 _PLACES = ", ".join("?" * len(RESULT_COLUMNS.split(",")))
 
 
-def read_games(path: Path) -> Iterator[tuple[str, tuple[str, str], dict[str, Any]]]:
-    """(game id, bot names, record) of every game in the store at ``path``, in finishing
-    order; opened read-only, so a tournament still running is never disturbed.  Raises
-    ValueError when the file is an SQLite database but not a tournament store."""
+def read_games(
+    path: Path,
+) -> Iterator[tuple[str, tuple[str, str], dict[str, Any], dict[str, Any]]]:
+    """(game id, bot names, record, the row's own fields) of every game in the store at
+    ``path``, in finishing order; opened read-only, so a tournament still running is never
+    disturbed.  The fields are the row's as games.jsonl names them (``seed``, ``winner``,
+    ``reason``, ``rounds``, ``decisions``, ``decision_ms``), for ``verify`` to check against
+    the record.  Raises ValueError when the file is an SQLite database but not a tournament
+    store."""
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as error:
         raise ValueError(f"cannot open the SQLite database: {error}") from None
     try:
-        rows = db.execute("SELECT game_id, seat0, seat1, record FROM games ORDER BY rowid")
-        for game_id, seat0, seat1, record in rows.fetchall():
-            yield game_id, (seat0, seat1), json.loads(record)
+        rows = db.execute(f"SELECT {RESULT_COLUMNS}, record FROM games ORDER BY rowid")
+        for row in rows.fetchall():
+            seed = row[3]
+            fields = {
+                "seats": [row[1], row[2]],
+                "seed": seed + 2**64 if isinstance(seed, int) and seed < 0 else seed,
+                "winner": row[4],
+                "reason": row[5],
+                "rounds": row[6],
+                "decisions": [row[7], row[8]],
+                "decision_ms": [row[9], row[10]],
+            }
+            yield row[0], (row[1], row[2]), json.loads(row[-1]), fields
     except sqlite3.Error as error:
         raise ValueError(f"not a tournament store ({error})") from None
     finally:

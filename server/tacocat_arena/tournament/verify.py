@@ -41,7 +41,8 @@ class InputError(ValueError):
 @dataclass(frozen=True)
 class GameEntry:
     """One recorded game: its id, its bots' names (when known) and its record; ``line`` is
-    the whole games.jsonl line it came from, whose own fields ``verify`` checks too."""
+    the whole games.jsonl line it came from (or the store row's fields, named alike), whose
+    own fields ``verify`` checks too."""
 
     game_id: str
     names: tuple[str, str] | None
@@ -101,7 +102,10 @@ def load_games(path: Path) -> list[GameEntry]:
         raise InputError(f"cannot read {path}: {error.strerror}") from None
     if data.startswith(_SQLITE_HEADER):
         try:
-            return [GameEntry(gid, names, record) for gid, names, record in read_games(path)]
+            return [
+                GameEntry(gid, names, record, fields)
+                for gid, names, record, fields in read_games(path)
+            ]
         except ValueError as error:
             raise InputError(f"{path}: {error}") from None
     try:
