@@ -112,9 +112,16 @@ class BotProc:
 
 
 def start_bot(
-    name: str, token: str, address: str, log_dir: Path, *, delay: float = 0.0, seed: int = 1
+    name: str,
+    token: str,
+    address: str,
+    log_dir: Path,
+    *,
+    delay: float = 0.0,
+    seed: int = 1,
+    script: Path | None = None,
 ) -> BotProc:
-    """Start tests/bots/ladder_bot.py as player ``name``."""
+    """Start tests/bots/ladder_bot.py (or ``script``) as player ``name``."""
     env = dict(os.environ)
     env.update(
         TACOCAT_ARENA_ADDRESS=address,
@@ -126,7 +133,7 @@ def start_bot(
     log = log_dir / f"{name}-{time.monotonic_ns()}.log"
     handle = open(log, "w")  # noqa: SIM115 (closed when the process is reaped: owned by it)
     process = subprocess.Popen(
-        [sys.executable, str(LADDER_BOT)],
+        [sys.executable, str(script or LADDER_BOT)],
         env=env,
         stdout=handle,
         stderr=subprocess.STDOUT,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -332,6 +333,24 @@ def test_organizer_actions_need_the_organizer_token_and_take_effect_at_once(
     page = arena.get("/bots/ann").decode()
     assert "Rating over time" in page and "<polyline" in page and "Recent games" in page
     assert arena.status("/bots/nobody") == 404 and arena.status("/api/games/nothing") == 404
+
+
+def test_a_bot_whose_code_fails_shows_its_errors_on_its_page(tmp_path: Path, cleanup: list) -> None:
+    """tests/bots/raising_bot.py raises in every attack: its SDK plays a default attack and
+    says so (Action.fallback); the bot's page and the leaderboard count those errors."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "raiser")
+    arena = start_arena(folder)
+    cleanup.append(arena)
+    cleanup.append(start_bot("ann", tokens["ann"], arena.address, tmp_path))
+    raising = Path(__file__).resolve().parent / "bots" / "raising_bot.py"
+    cleanup.append(start_bot("raiser", tokens["raiser"], arena.address, tmp_path, script=raising))
+    wait_until(lambda: games_of(arena).get("raiser", 0) >= 2, 60, "raiser's games")
+    rows = {row["bot"]: row for row in arena.json("/api/leaderboard")}
+    assert rows["raiser"]["errors"] > 0 and rows["ann"]["errors"] == 0
+    errors = re.search(r'id="errors"[^>]*>(\d+) errors<', arena.get("/bots/raiser").decode())
+    assert errors is not None and int(errors.group(1)) > 0
+    assert ">0 errors<" in arena.get("/bots/ann").decode()
 
 
 def test_a_round_robin_event_takes_late_joiners_and_does_not_wait_for_ever_on_absent_bots(

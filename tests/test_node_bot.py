@@ -62,13 +62,14 @@ NORMAL_ENDINGS = (Termination.GOAL, Termination.ROUND_CAP)
 
 
 async def _start_bot(
-    argv: list[str], port: int, name: str, token: str
+    argv: list[str], port: int, name: str, token: str, **extra_env: str
 ) -> asyncio.subprocess.Process:
     env = dict(
         os.environ,
         TACOCAT_ARENA_ADDRESS=f"127.0.0.1:{port}",
         TACOCAT_ARENA_TOKEN=token,
         TACOCAT_ARENA_BOT=name,
+        **extra_env,
     )
     return await asyncio.create_subprocess_exec(
         *argv,
@@ -144,6 +145,50 @@ def test_node_bot_plays_greedy_sdk_bot() -> None:
         assert node_status == 0, node_output
         assert greedy_status == 0, greedy_output
         assert "session over" in node_output
+
+    asyncio.run(main())
+
+
+def test_node_bot_whose_decide_throws_marks_its_fallbacks() -> None:
+    """decide() throwing on every attack: the bot still answers, with its default attack, and
+    says so in Action.fallback; the referee records each one and counts them for the bot."""
+
+    async def main() -> None:
+        tokens = {"node": "node-secret", "greedy": "greedy-secret"}
+        referee = Referee(tokens, RefereeSettings(clock=ClockSettings(decision_ms=2000)))
+        server, port = await start_server(referee)
+        node = await _start_bot(
+            [NODE, str(NODE_BOT)], port, "node", tokens["node"], TACOCAT_BOT_FAIL="attack"
+        )
+        greedy = await _start_bot(
+            [sys.executable, str(GREEDY_BOT)], port, "greedy", tokens["greedy"]
+        )
+        try:
+            await referee.wait_for_session("node", 30)
+            await referee.wait_for_session("greedy", 30)
+            seatings = [("node", "greedy"), ("greedy", "node")]
+            reports = [
+                await referee.play(f"f{i}", names, seed=77, ruleset=DEFAULT_RULESET)
+                for i, names in enumerate(seatings)
+            ]
+            await referee.end_all_sessions("tournament over")
+            await asyncio.gather(_finish(node), _finish(greedy))
+        finally:
+            for process in (node, greedy):
+                if process.returncode is None:
+                    process.kill()
+            await server.stop(1)
+        for report in reports:
+            seat = report.seats.index("node")
+            attacks = [
+                e for e in report.record["actions"] if e.get("seat") == seat and "attack" in e
+            ]
+            assert attacks and all(
+                e["fallback"] == "decide() threw Error: TACOCAT_BOT_FAIL=attack" for e in attacks
+            ), attacks
+            assert not any("fallback" in e for e in report.record["actions"] if "attack" not in e)
+            assert report.fallbacks[seat] == len(attacks) and report.fallbacks[1 - seat] == 0
+            assert report.forfeit_by is None
 
     asyncio.run(main())
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +67,7 @@ class Recorder(Bot):
 
 
 def _over_the_wire(
-    bots: dict[str, Bot],
+    bots: Mapping[str, Bot],
     schedule: Sequence[tuple[str, tuple[str, str], int]],
     ruleset: Ruleset,
     settings: RefereeSettings,
@@ -168,7 +168,7 @@ def test_the_sdk_view_equals_the_engine_view_at_every_decision(
     for (game_id, names, _), report in zip(schedule, reports, strict=True):
         engine_views = _engine_views(report.record)
         for seat, name in enumerate(names):
-            wire_views = bots[name].views[game_id]  # type: ignore[attr-defined]
+            wire_views = bots[name].views[game_id]
             checked += _assert_same_views(wire_views, engine_views[seat])
             for view in wire_views:
                 kinds_seen.update(e["type"] for e in view.events)
@@ -196,7 +196,7 @@ def test_each_seat_gets_its_own_hand_and_draw_and_never_the_opponents() -> None:
     for seat, encoder in enumerate(encoders):
         events = list(encoder.update(build_view(game, seat)).events)
         (dealt,) = [e.deal for e in events if e.WhichOneof("event") == "deal"]
-        assert tuple(dealt.hand) == deal["hands"][seat]
+        assert tuple(dealt.dealt) == deal["hands"][seat]
         for replaced in (e.replaced for e in events if e.WhichOneof("event") == "replaced"):
             mine = replaced.seat == seat
             assert tuple(replaced.drawn) == (drawn[seat] if mine else ())

@@ -42,6 +42,7 @@ def game(
     forfeit_by: int | None = None,
     decisions: tuple[int, int] = (1, 1),
     decision_ms: tuple[float, float] = (1.0, 1.0),
+    fallbacks: tuple[int, int] = (0, 0),
 ) -> GameResult:
     return GameResult(
         game_id=game_id,
@@ -53,13 +54,14 @@ def game(
         decisions=decisions,
         decision_ms=decision_ms,
         forfeit_by=forfeit_by,
+        fallbacks=fallbacks,
     )
 
 
 BOTS = ["alpha", "bravo", "charlie", "delta"]  # delta is entered but never plays
 
 RESULTS = [
-    game("g1", "alpha", "bravo", 0, decisions=(5, 4), decision_ms=(50.0, 8.0)),
+    game("g1", "alpha", "bravo", 0, decisions=(5, 4), decision_ms=(50.0, 8.0), fallbacks=(3, 0)),
     game("g2", "bravo", "alpha", None, "round_cap", decisions=(6, 6), decision_ms=(12.0, 60.0)),
     game(
         "g3", "alpha", "charlie", 1, "crash", forfeit_by=0, decisions=(2, 2), decision_ms=(4.0, 2.0)
@@ -113,6 +115,13 @@ def test_standings_by_hand(rows: list[StandingsRow]) -> None:
         assert row.score == score
         assert row.forfeits == forfeits
         assert row.mean_decision_ms == pytest.approx(ms)
+    # Errors: moves the SDK played by default because the bot's code failed (g1: alpha's 3).
+    assert {row.bot: row.errors for row in rows} == {
+        "alpha": 3,
+        "bravo": 0,
+        "charlie": 0,
+        "delta": 0,
+    }
 
 
 def test_bot_without_games(rows: list[StandingsRow]) -> None:
@@ -128,6 +137,7 @@ def test_bot_without_games(rows: list[StandingsRow]) -> None:
         elo=0.0,
         elo_err=None,
         forfeits=0,
+        errors=0,
         mean_decision_ms=None,
     )
 
@@ -285,7 +295,7 @@ def test_standings_csv(tmp_path: Path, rows: list[StandingsRow]) -> None:
         body = list(reader)
     assert header == [
         "rank", "bot", "games", "wins", "losses", "draws", "score",
-        "elo", "elo_err", "forfeits", "mean_decision_ms",
+        "elo", "elo_err", "forfeits", "errors", "mean_decision_ms",
     ]  # fmt: skip
     assert tuple(header) == STANDINGS_COLUMNS
     assert [line[1] for line in body] == ["alpha", "charlie", "bravo", "delta"]
@@ -366,7 +376,7 @@ def test_report_md(
     table_lines = [line for line in text.splitlines() if line.startswith("|")]
     # standings: header + rule + 4 bots; crosstable: header + rule + 4 bots
     assert len(table_lines) == 12
-    assert all(line.count("|") - line.count("\\|") == 12 for line in table_lines[:6])
+    assert all(line.count("|") - line.count("\\|") == 13 for line in table_lines[:6])
     alpha_line = next(line for line in table_lines[6:] if "alpha" in line)
     assert "1-0-1 (1.5)" in alpha_line
 

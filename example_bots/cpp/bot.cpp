@@ -17,6 +17,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -85,10 +87,29 @@ void defend(const pb::DecisionRequest& request, pb::Action* action) {
   }
 }
 
-pb::Action decide(const pb::DecisionRequest& request) {
+// TACOCAT_BOT_FAIL=attack (or replace, duel, defend) makes that kind of decision throw, to
+// see the fallback below at work (tests/test_cpp_bot.py uses it).
+const std::string kFailKind = env_or("TACOCAT_BOT_FAIL", "");
+// The longest Action.fallback reason sent (the referee keeps 200 characters).
+constexpr size_t kMaxFallbackChars = 200;
+
+std::string kind_word(pb::DecisionKind kind) {
+  switch (kind) {
+    case pb::DECISION_KIND_REPLACE: return "replace";
+    case pb::DECISION_KIND_DUEL: return "duel";
+    case pb::DECISION_KIND_ATTACK: return "attack";
+    case pb::DECISION_KIND_DEFEND: return "defend";
+    default: return "";
+  }
+}
+
+pb::Action think(const pb::DecisionRequest& request) {
   pb::Action action;
   action.set_game_id(request.game_id());
   action.set_request_id(request.request_id());  // uint64 end to end
+  if (!kFailKind.empty() && kFailKind == kind_word(request.kind())) {
+    throw std::runtime_error("TACOCAT_BOT_FAIL=" + kFailKind);
+  }
   switch (request.kind()) {
     case pb::DECISION_KIND_REPLACE: replace(request, &action); break;
     case pb::DECISION_KIND_DUEL: duel(request, &action); break;
@@ -97,6 +118,44 @@ pb::Action decide(const pb::DecisionRequest& request) {
     default: std::cerr << "cpp bot: unknown decision kind " << request.kind() << std::endl;
   }
   return action;
+}
+
+// A legal answer that needs no thought, used if think() throws (a bug should not forfeit):
+// keep the hand, duel the lowest card, the first legal attack, sacrifice everything. The
+// Action says so in `fallback` (arena.proto), so the referee counts it as this bot's error.
+pb::Action fallback(const pb::DecisionRequest& request, const std::string& why) {
+  pb::Action action;
+  action.set_game_id(request.game_id());
+  action.set_request_id(request.request_id());
+  switch (request.kind()) {
+    case pb::DECISION_KIND_DUEL:
+      action.mutable_duel()->set_card(request.legal().duel().values(0));
+      break;
+    case pb::DECISION_KIND_ATTACK:
+      *action.mutable_attack() = request.legal().attack().attacks(0);
+      break;
+    case pb::DECISION_KIND_DEFEND:
+      for (int i = 0; i < request.view().current_attack_size(); ++i) {
+        action.mutable_defend()->add_answers()->set_sacrifice(true);
+      }
+      break;
+    default: action.mutable_replace(); break;
+  }
+  std::istringstream words("think() threw " + why);
+  std::string line, word;
+  while (words >> word) line += (line.empty() ? "" : " ") + word;  // one line
+  action.set_fallback(line.substr(0, kMaxFallbackChars));
+  return action;
+}
+
+pb::Action decide(const pb::DecisionRequest& request) {
+  try {
+    return think(request);
+  } catch (const std::exception& error) {
+    std::cerr << "cpp bot: think() failed in " << request.game_id() << ": " << error.what()
+              << std::endl;
+    return fallback(request, error.what());
+  }
 }
 
 struct Tally {

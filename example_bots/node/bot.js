@@ -26,6 +26,11 @@ const TOKEN = process.env.TACOCAT_ARENA_TOKEN || '';
 const BOT_NAME = process.env.TACOCAT_ARENA_BOT || 'node-greedy';
 const TRACE = Boolean(process.env.TACOCAT_ARENA_TRACE); // print every message to stderr
 const CONNECT_TIMEOUT_MS = 30000;
+// TACOCAT_BOT_FAIL=attack (or replace, duel, defend) makes decide() throw on that kind of
+// decision, to see the fallback below at work (tests/test_node_bot.py uses it).
+const FAIL_KIND = (process.env.TACOCAT_BOT_FAIL || '').toUpperCase();
+// The longest Action.fallback reason sent (the referee keeps 200 characters).
+const MAX_FALLBACK_CHARS = 200;
 
 // keepCase: field names exactly as in the .proto (game_id, not gameId).
 // longs: String: uint64 request_id arrives as a string and is echoed back untouched.
@@ -96,6 +101,9 @@ function chooseDefence(view, options) {
 // Turns one DecisionRequest into the body of its Action (without game_id/request_id).
 function decide(request) {
   const { view, legal } = request;
+  if (FAIL_KIND && request.kind === `DECISION_KIND_${FAIL_KIND}`) {
+    throw new Error(`TACOCAT_BOT_FAIL=${FAIL_KIND.toLowerCase()}`);
+  }
   switch (request.kind) {
     case 'DECISION_KIND_REPLACE':
       return { replace: { discard: chooseReplace(view, legal.replace) } };
@@ -110,7 +118,15 @@ function decide(request) {
 }
 
 // A legal answer that needs no thought, used if decide() throws (a bug should not forfeit).
-function fallback(request) {
+// The Action says so in `fallback` (arena.proto), so the referee counts it as an error of
+// this bot instead of taking it for the bot's own move.
+function fallback(request, error) {
+  const reason = `decide() threw ${error && error.name}: ${error && error.message}`
+    .split(/\s+/).join(' ').slice(0, MAX_FALLBACK_CHARS);
+  return { ...defaultMove(request), fallback: reason };
+}
+
+function defaultMove(request) {
   const { legal } = request;
   if (legal.duel) return { duel: { card: legal.duel.values[0] } };
   if (legal.attack) return { attack: { cards: legal.attack.attacks[0].cards } };
@@ -168,7 +184,7 @@ function onMessage(call, msg) {
         body = decide(request);
       } catch (error) {
         console.error(`node bot: decide() failed in ${request.game_id}: ${error.stack}`);
-        body = fallback(request);
+        body = fallback(request, error);
       }
       // Echo game_id and request_id exactly (request_id is a uint64, kept as a string).
       send(call, { action: { game_id: request.game_id, request_id: request.request_id, ...body } });

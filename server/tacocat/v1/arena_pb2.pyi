@@ -370,16 +370,16 @@ class PublicEvent(_message.Message):
     def __init__(self, deal: _Optional[_Union[Deal, _Mapping]] = ..., replaced: _Optional[_Union[Replaced, _Mapping]] = ..., duel_revealed: _Optional[_Union[DuelRevealed, _Mapping]] = ..., attacked: _Optional[_Union[Attacked, _Mapping]] = ..., defended: _Optional[_Union[Defended, _Mapping]] = ..., showdown: _Optional[_Union[Showdown, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., substituted: _Optional[_Union[Substituted, _Mapping]] = ...) -> None: ...
 
 class Deal(_message.Message):
-    __slots__ = ("round", "space", "hand_size", "hand")
+    __slots__ = ("round", "space", "hand_size", "dealt")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     SPACE_FIELD_NUMBER: _ClassVar[int]
     HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
-    HAND_FIELD_NUMBER: _ClassVar[int]
+    DEALT_FIELD_NUMBER: _ClassVar[int]
     round: int
     space: int
     hand_size: int
-    hand: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, round: _Optional[int] = ..., space: _Optional[int] = ..., hand_size: _Optional[int] = ..., hand: _Optional[_Iterable[int]] = ...) -> None: ...
+    dealt: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, round: _Optional[int] = ..., space: _Optional[int] = ..., hand_size: _Optional[int] = ..., dealt: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Replaced(_message.Message):
     __slots__ = ("seat", "cards", "count", "drawn")

@@ -26,6 +26,7 @@ from typing import Any
 from tacocat_arena.tournament.storage import (
     GAME_COLUMNS_DDL,
     RESULT_COLUMNS,
+    add_missing_columns,
     private_database,
     private_folder,
     result_from_row,
@@ -96,6 +97,7 @@ class ArenaStore:
         private_database(self.path)
         self.db = self._connect()
         self.db.executescript(_SCHEMA)
+        add_missing_columns(self.db, "games")
         #: ``commit_game`` writes from this one thread, on its own connection: the commit's
         #: fsync then never stalls the event loop (and the pages) it would otherwise block.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-store")
@@ -294,6 +296,9 @@ def _filters(bot: str | None, event: str | None, exclude: Collection[str]) -> tu
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
+_RESULT_WIDTH = len(RESULT_COLUMNS.split(","))
+
+
 def _stored(row: tuple[Any, ...]) -> StoredGame:
-    seq, event, pair, detail, finished_at = row[12:17]
+    seq, event, pair, detail, finished_at = row[_RESULT_WIDTH : _RESULT_WIDTH + 5]
     return StoredGame(seq, result_from_row(row), event, pair, detail, finished_at)

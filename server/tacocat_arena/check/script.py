@@ -176,6 +176,12 @@ class ScriptedGame:
                 f"within {self.allowance_ms} ms",
                 got,
             ) from None
+        if answer.action.HasField("fallback"):
+            # Legal, but not the bot's decision: its code failed and its SDK covered for it.
+            raise CheckFailed(
+                f"the bot's own {kind.value} decision for request {request_id}",
+                f"a fallback move, because its code failed: {answer.action.fallback[:200]}",
+            )
         try:
             return action_from_pb(answer.action, kind)
         except MalformedAction as error:

@@ -85,6 +85,9 @@ class DecisionNote:
     #: For a substituted action: the text the seat was told.
     reason: str = ""
     refused: Refused | None = None
+    #: The bot's own answer was a fallback: a default its SDK played because the bot's code
+    #: failed, and why (``Action.fallback``, one line).
+    fallback: str = ""
 
 
 def action_to_json(seat: Seat | None, action: Action | Forfeit) -> dict[str, Any]:
@@ -172,6 +175,8 @@ def _entry(
         entry["ms"] = round(note.ms, 3)
     if note.reason:
         entry["reason"] = note.reason
+    if note.fallback:
+        entry["fallback"] = note.fallback
     refused = note.refused
     if refused is not None:
         sent = None if refused.sent is None else action_to_json(seat, refused.sent)

@@ -102,7 +102,7 @@ def event_to_pb(event: Event) -> pb.PublicEvent | None:
                 round=event["round"],
                 space=event["position"],
                 hand_size=event["hand_size"],
-                hand=event.get("hand", ()),
+                dealt=event.get("hand", ()),
             )
         )
     if kind == "replace":
@@ -178,8 +178,8 @@ def event_from_pb(
             "position": deal.space,
             "hand_size": deal.hand_size,
         }
-        if seat is not None and deal.hand:
-            dealt["hand"] = tuple(deal.hand)
+        if seat is not None and deal.dealt:
+            dealt["hand"] = tuple(deal.dealt)
         return dealt
     if case == "replaced":
         replaced = message.replaced

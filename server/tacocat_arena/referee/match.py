@@ -104,6 +104,19 @@ class GameReport:
         return self.given_record
 
     @property
+    def fallbacks(self) -> tuple[int, int]:
+        """Per seat, the actions that were not the bot's own decision but a default its SDK
+        played because the bot's code failed (``Action.fallback``)."""
+        counts = [0, 0]
+        if self.game is not None:
+            actions = self.game.actions
+            for index, note in self.notes.items():
+                seat = actions[index][0]
+                if note.fallback and seat is not None:
+                    counts[seat] += 1
+        return counts[0], counts[1]
+
+    @property
     def forfeit_by(self) -> Seat | None:
         """The seat that forfeited, if the game ended by forfeit with a winner."""
         if self.outcome.termination.is_forfeit and self.outcome.winner is not None:
@@ -193,6 +206,9 @@ class _Asked:
     deadline_ms: float
     #: When the clock stopped (the Action was read, or the deadline passed).
     stopped: float = 0.0
+    #: The answer's ``Action.fallback``: why it is a default the bot's SDK played because
+    #: the bot's code failed ("" for the bot's own decision).
+    fallback: str = ""
 
     @property
     def elapsed_ms(self) -> float:
@@ -285,7 +301,10 @@ async def play_game(
             if not isinstance(answer, _Failure):
                 try:
                     game.apply(seat_index, answer)
-                    if ms is not None:
+                    fallback = _fallback(asked, seat_index)
+                    if fallback:
+                        notes[len(game.actions) - 1] = DecisionNote(ms, fallback=fallback)
+                    elif ms is not None:
                         action_ms[len(game.actions) - 1] = ms
                     _account(seat, ms, answered=True)
                     continue
@@ -354,6 +373,18 @@ def _measured_ms(asked: list[_Asked | _Failure], seat_index: int) -> float | Non
         if isinstance(request, _Asked) and request.seat.seat == seat_index:
             return request.elapsed_ms
     return None
+
+
+def _fallback(asked: list[_Asked | _Failure], seat_index: int) -> str:
+    """The fallback reason of a seat's answer ("" when it was the bot's own decision)."""
+    for request in asked:
+        if isinstance(request, _Asked) and request.seat.seat == seat_index:
+            return request.fallback
+    return ""
+
+
+#: The most of an ``Action.fallback`` the record keeps (arena.proto).
+MAX_FALLBACK_CHARS = 200
 
 
 def _account(seat: _Seat, ms: float | None, answered: bool) -> None:
@@ -443,6 +474,9 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
         return _timed_out(asked, settings)
     if allowance_ms and elapsed_ms > allowance_ms:
         seat.bank_ms = max(0.0, seat.bank_ms - (elapsed_ms - allowance_ms))
+    if reply.HasField("fallback"):
+        # One line, bounded: the bot's text goes into records and pages (never trusted).
+        asked.fallback = " ".join(reply.fallback.split())[:MAX_FALLBACK_CHARS] or "fallback"
     try:
         return action_from_pb(reply, kind)
     except MalformedAction as error:

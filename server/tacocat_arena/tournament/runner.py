@@ -320,4 +320,5 @@ def game_result(report: GameReport, seats: tuple[str, str] | None = None) -> Gam
         decisions=(report.decisions[0], report.decisions[1]),
         decision_ms=(report.think_ms[0], report.think_ms[1]),
         forfeit_by=report.forfeit_by,
+        fallbacks=report.fallbacks,
     )

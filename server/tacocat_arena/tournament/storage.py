@@ -37,6 +37,8 @@ GAME_COLUMNS_DDL = """
     ms0 REAL NOT NULL,
     ms1 REAL NOT NULL,
     forfeit_by INTEGER,
+    fallbacks0 INTEGER NOT NULL DEFAULT 0,
+    fallbacks1 INTEGER NOT NULL DEFAULT 0,
     detail TEXT NOT NULL,
     record TEXT NOT NULL,
     finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
@@ -45,6 +47,22 @@ _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS games (game_id TEXT PRIMARY KEY,{GAME_COLUMNS_DDL});
 """
+
+
+#: Columns added to ``GAME_COLUMNS_DDL`` after stores were first written, with their DDL:
+#: a store from before gets them on opening (their defaults say "none recorded").
+ADDED_GAME_COLUMNS = {
+    "fallbacks0": "INTEGER NOT NULL DEFAULT 0",
+    "fallbacks1": "INTEGER NOT NULL DEFAULT 0",
+}
+
+
+def add_missing_columns(db: sqlite3.Connection, table: str) -> None:
+    """Give an older store's ``table`` the ``ADDED_GAME_COLUMNS`` it lacks."""
+    present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    for name, ddl in ADDED_GAME_COLUMNS.items():
+        if name not in present:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {ddl}")
 
 
 class StorageError(RuntimeError):
@@ -62,6 +80,7 @@ class TournamentStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(_SCHEMA)
+        add_missing_columns(self.db, "games")
         #: Called with (result, detail, record) after each game is committed.
         self.on_commit: list[Callable[[GameResult, str, dict[str, Any]], None]] = []
 
@@ -165,7 +184,7 @@ def private_folder(folder: Path) -> None:
 #: A ``GameResult``'s columns, in the order of ``result_values`` and ``result_from_row``.
 RESULT_COLUMNS = (
     "game_id, seat0, seat1, seed, winner, reason, rounds, decisions0, decisions1, ms0, ms1,"
-    " forfeit_by"
+    " forfeit_by, fallbacks0, fallbacks1"
 )
 _PLACES = ", ".join("?" * len(RESULT_COLUMNS.split(",")))
 
@@ -219,6 +238,8 @@ def result_values(result: GameResult) -> tuple[Any, ...]:
         result.decision_ms[0],
         result.decision_ms[1],
         result.forfeit_by,
+        result.fallbacks[0],
+        result.fallbacks[1],
     )
 
 
@@ -234,4 +255,5 @@ def result_from_row(row: Sequence[Any]) -> GameResult:
         decisions=(row[7], row[8]),
         decision_ms=(row[9], row[10]),
         forfeit_by=row[11],
+        fallbacks=(row[12], row[13]),
     )

@@ -9,6 +9,10 @@ Conventions
       forfeiting bot and a win for its opponent, in the score *and* in the Elo
       fit: the referee cannot tell a broken bot from a weak one, and counting
       them keeps ``wins + losses + draws == games`` for every bot.
+    * "Errors" counts a bot's actions that were not its own decision: its code failed (e.g.
+      a decision method raised) and its SDK played a default move instead, saying so in
+      ``Action.fallback``.  They change no score (the game went on), but a bot that fails on
+      every move would otherwise look like a weak bot that plays fast.
     * Ratings come from :func:`tacocat_arena.tournament.ratings.fit_ratings`,
       seat-agnostic, draws as half wins (see ``docs/ratings.md``).
     * Ranking is by score rate (points per game), then Elo, then name (the last
@@ -46,6 +50,7 @@ STANDINGS_COLUMNS: Final[tuple[str, ...]] = (
     "elo",
     "elo_err",
     "forfeits",
+    "errors",
     "mean_decision_ms",
 )
 """Column order of the standings CSV (and key order of the JSON rows)."""
@@ -55,8 +60,9 @@ RATINGS_DOC: Final[str] = "docs/ratings.md"
 STANDINGS_LEGEND: Final[str] = (
     "Score: 1 per win, 1/2 per draw; ranked by score per game. Elo ±95%: the rating and its "
     f"95% interval ({RATINGS_DOC}). Forf: games lost by forfeit (timeout, illegal or "
-    "malformed action, disconnect, crash). ms/dec: mean time per decision, as the referee "
-    "measured it (send to receipt)."
+    "malformed action, disconnect, crash). Err: moves the bot's SDK played by default "
+    "because the bot's code failed (a decision method raised). ms/dec: mean time per "
+    "decision, as the referee measured it (send to receipt)."
 )
 """The key to the terminal standings' short headers."""
 
@@ -92,6 +98,8 @@ class GameResult:
     decisions: tuple[int, int]
     decision_ms: tuple[float, float]
     forfeit_by: int | None = None
+    #: Per seat, the moves its SDK played by default because the bot's code failed.
+    fallbacks: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
         where = f"game {self.game_id!r}"
@@ -128,6 +136,8 @@ class GameResult:
             raise ValueError(f"{where}: rounds must be >= 0, got {self.rounds}")
         if len(self.decisions) != 2 or any(d < 0 for d in self.decisions):
             raise ValueError(f"{where}: decisions must be two counts >= 0, got {self.decisions!r}")
+        if len(self.fallbacks) != 2 or any(f < 0 for f in self.fallbacks):
+            raise ValueError(f"{where}: fallbacks must be two counts >= 0, got {self.fallbacks!r}")
         if len(self.decision_ms) != 2 or not all(
             math.isfinite(ms) and ms >= 0 for ms in self.decision_ms
         ):
@@ -183,6 +193,8 @@ class StandingsRow:
     elo: float
     elo_err: float | None
     forfeits: int
+    #: Moves its SDK played by default because the bot's code failed (``Action.fallback``).
+    errors: int
     mean_decision_ms: float | None
 
 
@@ -212,6 +224,7 @@ def compute_standings(
     losses = dict.fromkeys(names, 0)
     draws = dict.fromkeys(names, 0)
     forfeits = dict.fromkeys(names, 0)
+    errors = dict.fromkeys(names, 0)
     decisions = dict.fromkeys(names, 0)
     thinking_ms = dict.fromkeys(names, 0.0)
     for result in results:
@@ -224,6 +237,7 @@ def compute_standings(
                 losses[bot] += 1
             if result.forfeit_by == seat:
                 forfeits[bot] += 1
+            errors[bot] += result.fallbacks[seat]
             decisions[bot] += result.decisions[seat]
             thinking_ms[bot] += result.decision_ms[seat]
 
@@ -250,6 +264,7 @@ def compute_standings(
                 elo=rating.elo,
                 elo_err=rating.err if rating.is_rated else None,
                 forfeits=forfeits[bot],
+                errors=errors[bot],
                 mean_decision_ms=(thinking_ms[bot] / decisions[bot] if decisions[bot] else None),
             )
         )
@@ -298,6 +313,7 @@ def write_standings_csv(path: PathLike, rows: Sequence[StandingsRow]) -> None:
                     _fixed(row.elo, 1),
                     _fixed(row.elo_err, 1),
                     row.forfeits,
+                    row.errors,
                     _fixed(row.mean_decision_ms, 3),
                 ]
             )
@@ -399,7 +415,20 @@ def write_report_md(
             "",
         ]
     lines += _md_table(
-        ["Rank", "Bot", "Games", "W", "L", "D", "Score", "Elo", "±95%", "Forfeits", "ms/decision"],
+        [
+            "Rank",
+            "Bot",
+            "Games",
+            "W",
+            "L",
+            "D",
+            "Score",
+            "Elo",
+            "±95%",
+            "Forfeits",
+            "Errors",
+            "ms/decision",
+        ],
         [
             [
                 str(row.rank),
@@ -412,6 +441,7 @@ def write_report_md(
                 _fixed(row.elo, 0),
                 _fixed(row.elo_err, 0) or "—",
                 str(row.forfeits),
+                str(row.errors),
                 _fixed(row.mean_decision_ms, 1) or "—",
             ]
             for row in rows
@@ -455,7 +485,20 @@ def write_report_md(
 def render_standings(rows: Sequence[StandingsRow], *, title: str | None = "Standings") -> Table:
     """The standings as a rich table for the terminal, with a legend of its short headers."""
     table = Table(title=title, caption=STANDINGS_LEGEND, caption_justify="left")
-    for header in ("#", "Bot", "Games", "W", "L", "D", "Score", "Elo", "±95%", "Forf", "ms/dec"):
+    for header in (
+        "#",
+        "Bot",
+        "Games",
+        "W",
+        "L",
+        "D",
+        "Score",
+        "Elo",
+        "±95%",
+        "Forf",
+        "Err",
+        "ms/dec",
+    ):
         table.add_column(header, justify="left" if header == "Bot" else "right")
     for row in rows:
         table.add_row(
@@ -469,6 +512,7 @@ def render_standings(rows: Sequence[StandingsRow], *, title: str | None = "Stand
             _fixed(row.elo, 0),
             _fixed(row.elo_err, 0) or "—",
             str(row.forfeits),
+            str(row.errors),
             _fixed(row.mean_decision_ms, 1) or "—",
         )
     return table

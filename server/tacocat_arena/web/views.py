@@ -37,6 +37,7 @@ def leaderboard(arena: Arena) -> list[dict[str, Any]]:
                 "rating": round(row.elo, 1),
                 "rating_err": None if row.elo_err is None else round(row.elo_err, 1),
                 "forfeits": row.forfeits,
+                "errors": row.errors,
                 "mean_decision_ms": (
                     None if row.mean_decision_ms is None else round(row.mean_decision_ms, 2)
                 ),
