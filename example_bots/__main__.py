@@ -1,12 +1,12 @@
 """Run a built-in bot with options: ``python -m example_bots "builtin:search?budget=30"``.
 
 ``tacocat-arena run`` starts built-ins given options this way (see
-``tacocat_arena.tournament.builtins``); a built-in without options runs as its own module.
+``tacocat_arena.launch.builtins``); a built-in without options runs as its own module.
 """
 
 import sys
 
-from tacocat_arena.tournament.builtins import BuiltinError, parse_builtin
+from tacocat_arena.launch.builtins import BuiltinError, parse_builtin
 from tacocat_bot import run
 
 

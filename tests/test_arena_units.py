@@ -17,7 +17,7 @@ from tacocat_arena.cli import main
 from tacocat_arena.engine import spectator_event
 from tacocat_arena.play.local import play_game
 from tacocat_arena.play.policies import RandomPolicy
-from tacocat_arena.tournament.tables import GameResult
+from tacocat_arena.stats.tables import GameResult
 
 
 def test_a_newcomer_is_paired_before_any_rematch() -> None:

@@ -8,7 +8,7 @@ import pytest
 from example_bots.greedy_bot import GreedyBot
 from example_bots.search_bot import SearchBot
 
-from tacocat_arena.tournament.builtins import BUILTINS, BuiltinError, parse_builtin
+from tacocat_arena.launch.builtins import BUILTINS, BuiltinError, parse_builtin
 from tacocat_arena.tournament.config import BotSpec, ConfigError
 
 

@@ -12,7 +12,7 @@ from example_bots.greedy_bot import GreedyBot  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from tacocat_arena.envs.gymnasium import ENV_ID, TacocatEnv  # noqa: E402
-from tacocat_arena.tournament.builtins import BuiltinError  # noqa: E402
+from tacocat_arena.launch.builtins import BuiltinError  # noqa: E402
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

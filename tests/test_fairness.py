@@ -7,14 +7,14 @@ import random
 
 import pytest
 
-from tacocat_arena.engine import Game, build_view
-from tacocat_arena.play.policies import GreedyPolicy
-from tacocat_arena.tournament.fairness import (
+from tacocat_arena.bench.fairness import (
     EpsilonGreedyPolicy,
     FairnessReport,
     measure_duplicate_efficiency,
     variance_ratio,
 )
+from tacocat_arena.engine import Game, build_view
+from tacocat_arena.play.policies import GreedyPolicy
 
 
 @pytest.fixture(scope="module")

@@ -82,8 +82,8 @@ def test_a_store_written_before_errors_were_counted_opens_and_reads_them_as_none
     import sqlite3
 
     from tacocat_arena.engine import Termination
+    from tacocat_arena.stats.tables import GameResult
     from tacocat_arena.tournament.storage import DB_NAME, TournamentStore
-    from tacocat_arena.tournament.tables import GameResult
 
     old = sqlite3.connect(tmp_path / DB_NAME)  # the games table as it was, no fallbacks
     old.executescript(

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.games_log import GamesLog
 from tacocat_arena.tournament.storage import TournamentStore
-from tacocat_arena.tournament.tables import GameResult
 
 
 def result(game_id: str, seats: tuple[str, str], seed: int) -> GameResult:

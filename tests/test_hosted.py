@@ -29,7 +29,7 @@ import pytest
 from arena_support import ArenaProcess, add_players, start_arena, start_bot, wait_until
 
 from tacocat_arena.arena.submissions import identity
-from tacocat_arena.tournament.sandbox import bwrap_path
+from tacocat_arena.launch.sandbox import bwrap_path
 
 REPO = Path(__file__).resolve().parent.parent
 NODE_DIR = REPO / "example_bots" / "node"

@@ -26,7 +26,7 @@ import pytest
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import DEFAULT_RULESET, Game
-from tacocat_arena.tournament import sandbox
+from tacocat_arena.launch import sandbox
 from tacocat_arena.tournament.config import load_config
 from tacocat_arena.tournament.schedule import plan_for
 

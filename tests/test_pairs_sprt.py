@@ -18,15 +18,14 @@ import pytest
 from tacocat_arena.engine import Game
 from tacocat_arena.play.local import play_game
 from tacocat_arena.play.policies import GreedyPolicy, Policy, RandomPolicy
-from tacocat_arena.tournament.pairs import (
+from tacocat_arena.stats.pairs import (
     PairsInPlanOrder,
     Pentanomial,
     all_pair_stats,
     estimate,
     pair_stats,
 )
-from tacocat_arena.tournament.schedule import round_robin
-from tacocat_arena.tournament.sprt import (
+from tacocat_arena.stats.sprt import (
     Sprt,
     SprtDecision,
     SprtState,
@@ -34,7 +33,8 @@ from tacocat_arena.tournament.sprt import (
     mle_with_mean,
     start,
 )
-from tacocat_arena.tournament.tables import GameResult
+from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.schedule import round_robin
 
 COUNTS = (3, 10, 20, 12, 5)  # pairs in which A took 0, 0.5, 1, 1.5, 2 points of 2
 Z = statistics.NormalDist().inv_cdf(0.975)

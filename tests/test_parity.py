@@ -34,9 +34,9 @@ from tacocat_arena.engine import (
 )
 from tacocat_arena.engine.record import action_from_json
 from tacocat_arena.engine.types import Failure, Forfeit
+from tacocat_arena.launch.builtins import BuiltinSpec
 from tacocat_arena.protocol import wire
 from tacocat_arena.referee import ClockSettings, FailurePolicy, RefereeSettings
-from tacocat_arena.tournament.builtins import BuiltinSpec
 from tacocat_bot import Bot, local_games, run
 
 TOKENS = {"a": "token-a", "b": "token-b"}

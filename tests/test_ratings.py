@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tacocat_arena.tournament.ratings import Rating, expected_score, fit_ratings
+from tacocat_arena.stats.ratings import Rating, expected_score, fit_ratings
 
 ELO = 400.0 / math.log(10.0)  # Elo per natural-log unit, written out independently
 

@@ -405,10 +405,10 @@ def test_bot_that_leaves_for_good_forfeits_its_remaining_games_within_one_window
     """b (a remote bot) leaves during its first game: its remaining games are forfeited after
     one reconnect window for the bot, not one per game, and while they wait a and c play on
     in the only slot."""
+    from tacocat_arena.stats.tables import GameResult
     from tacocat_arena.tournament.config import BotSpec, TournamentConfig
     from tacocat_arena.tournament.runner import run_tournament
     from tacocat_arena.tournament.storage import TournamentStore
-    from tacocat_arena.tournament.tables import GameResult
 
     window = 5.0
     config = TournamentConfig(

@@ -23,9 +23,9 @@ from replay_support import engine_states, read_table
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.report.writer import write_reports
+from tacocat_arena.stats.tables import compute_crosstable, compute_standings
 from tacocat_arena.tournament.config import load_config
 from tacocat_arena.tournament.storage import TournamentStore
-from tacocat_arena.tournament.tables import compute_crosstable, compute_standings
 
 pytestmark = pytest.mark.slow
 

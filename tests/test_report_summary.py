@@ -12,9 +12,9 @@ from tacocat_arena.referee.settings import FailurePolicy
 from tacocat_arena.report.plot import elo_plot
 from tacocat_arena.report.summary import board_words, bot_kind, config_settings, deck_words
 from tacocat_arena.report.templating import fixed, md, score_colour
+from tacocat_arena.stats.figures import compute_bot_figures, decision_times, percentile
+from tacocat_arena.stats.tables import CrossCell, GameResult, compute_standings
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
-from tacocat_arena.tournament.figures import compute_bot_figures, decision_times, percentile
-from tacocat_arena.tournament.tables import CrossCell, GameResult, compute_standings
 
 
 def a_config(**fields: object) -> TournamentConfig:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tacocat_arena.launch import sandbox
+from tacocat_arena.launch.bots import CappedLog, describe_exit
+from tacocat_arena.launch.sandbox import Limits, SandboxMode
 from tacocat_arena.referee.peers import PeerCheck, descendants
-from tacocat_arena.tournament import sandbox
-from tacocat_arena.tournament.bots import CappedLog, describe_exit
 from tacocat_arena.tournament.config import ConfigError, load_config
-from tacocat_arena.tournament.sandbox import Limits, SandboxMode
 from tacocat_arena.tournament.schedule import round_robin
 from tacocat_arena.tournament.storage import TournamentStore
 

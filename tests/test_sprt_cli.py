@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.cli import main
-from tacocat_arena.tournament.live import EXIT_CODES, MatchMonitor
+from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor
+from tacocat_arena.stats.sprt import Sprt, SprtDecision
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.schedule import round_robin
-from tacocat_arena.tournament.sprt import Sprt, SprtDecision
-from tacocat_arena.tournament.tables import GameResult
 
 
 def play(*args: str) -> tuple[int, str]:

@@ -13,22 +13,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from tacocat_arena.tournament.ratings import fit_ratings
-from tacocat_arena.tournament.tables import (
+from tacocat_arena.report.tables import (
     STANDINGS_COLUMNS,
+    render_crosstable,
+    render_standings,
+    write_crosstable_csv,
+    write_report_md,
+    write_results_json,
+    write_standings_csv,
+)
+from tacocat_arena.stats.ratings import fit_ratings
+from tacocat_arena.stats.tables import (
     CrossCell,
     GameResult,
     StandingsRow,
     compute_crosstable,
     compute_standings,
     rating_games,
-    render_crosstable,
-    render_standings,
     tournament_bots,
-    write_crosstable_csv,
-    write_report_md,
-    write_results_json,
-    write_standings_csv,
 )
 
 

@@ -24,8 +24,8 @@ import pytest
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import replay
+from tacocat_arena.report.tables import STANDINGS_COLUMNS
 from tacocat_arena.tournament.schedule import round_robin
-from tacocat_arena.tournament.tables import STANDINGS_COLUMNS
 
 TINY_BOT = Path(__file__).parent / "tournament_bots" / "tiny_bot.py"
 

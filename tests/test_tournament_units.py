@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 
 from tacocat_arena.engine import DEFAULT_RULESET
+from tacocat_arena.launch.bots import BotProcess, Launch
+from tacocat_arena.launch.sandbox import Limits, SandboxMode
 from tacocat_arena.referee.settings import DEFAULT_GRACE_MS, FailurePolicy
-from tacocat_arena.tournament.bots import BotProcess, Launch
+from tacocat_arena.report.outputs import write_outputs
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import (
     BotSpec,
     ConfigError,
     TournamentConfig,
     load_config,
 )
-from tacocat_arena.tournament.outputs import write_outputs
-from tacocat_arena.tournament.sandbox import Limits, SandboxMode
 from tacocat_arena.tournament.schedule import deal_seed, round_robin
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
-from tacocat_arena.tournament.tables import GameResult
 
 NO_OVERRIDES: dict[str, object] = {}
 BOTS = ["alpha", "beta", "gamma", "delta"]

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from tacocat_arena.arena.ladder import Arena, event_over_key
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.referee import GameReport
+from tacocat_arena.stats.tables import compute_standings
 from tacocat_arena.tournament.schedule import PlannedGame, round_robin
-from tacocat_arena.tournament.tables import compute_standings
 
 
 @dataclass(frozen=True)

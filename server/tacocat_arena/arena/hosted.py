@@ -53,15 +53,15 @@ from tacocat_arena.arena.submissions import (
 from tacocat_arena.check.runner import BotCheckError, check_bot
 from tacocat_arena.check.runner import Status as CheckStatus
 from tacocat_arena.engine import Termination
+from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
 from tacocat_arena.launch.build import BuildSettings, build_package
 from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
-from tacocat_arena.tournament.bots import BotProcess, BotStartError, Launch
+from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.executors import Batch, ExecutorError, FinishedGame, play_batch
 from tacocat_arena.tournament.runner import TWIN_SUFFIX, game_result
-from tacocat_arena.tournament.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
 from tacocat_arena.tournament.schedule import PlannedGame
-from tacocat_arena.tournament.tables import GameResult
 
 log = logging.getLogger(__name__)
 

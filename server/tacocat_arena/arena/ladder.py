@@ -38,15 +38,15 @@ from tacocat_arena.arena.players import token_matches
 from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
 from tacocat_arena.referee import BotSession, GameReport, Referee, RefereeSettings
-from tacocat_arena.tournament.games_log import DuplicateKey, duplicate_key
-from tacocat_arena.tournament.ratings import fit_ratings
-from tacocat_arena.tournament.runner import game_result
-from tacocat_arena.tournament.tables import (
+from tacocat_arena.stats.ratings import fit_ratings
+from tacocat_arena.stats.tables import (
     GameResult,
     StandingsRow,
     compute_standings,
     rating_games,
 )
+from tacocat_arena.tournament.games_log import DuplicateKey, duplicate_key
+from tacocat_arena.tournament.runner import game_result
 
 if TYPE_CHECKING:
     from tacocat_arena.arena.hosted import Hosting

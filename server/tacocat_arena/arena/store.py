@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.storage import (
     GAME_COLUMNS_DDL,
     RESULT_COLUMNS,
@@ -33,7 +34,6 @@ from tacocat_arena.tournament.storage import (
     result_values,
     stored_secret,
 )
-from tacocat_arena.tournament.tables import GameResult
 
 DB_NAME = "arena.sqlite"
 LADDER = "ladder"

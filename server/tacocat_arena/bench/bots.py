@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 from tacocat_arena.play.local import play_game
-from tacocat_arena.tournament.builtins import BuiltinSpec, parse_builtin
 
 DEFAULT_LADDER = ("random", "greedy", "search", "ismcts")
 

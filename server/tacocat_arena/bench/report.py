@@ -18,8 +18,8 @@ from tacocat_arena.engine import to_record
 from tacocat_arena.play.local import play_game
 from tacocat_arena.play.policies import RandomPolicy
 from tacocat_arena.report.writer import REPLAYS, write_reports
+from tacocat_arena.stats.tables import GameResult, compute_crosstable, compute_standings
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
-from tacocat_arena.tournament.tables import GameResult, compute_crosstable, compute_standings
 
 
 @dataclass(frozen=True)

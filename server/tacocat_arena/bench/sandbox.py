@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tacocat_arena.launch.sandbox import SandboxMode, bwrap_path
 from tacocat_arena.referee.peers import descendants
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.runner import run_tournament
-from tacocat_arena.tournament.sandbox import SandboxMode, bwrap_path
 from tacocat_arena.tournament.storage import TournamentStore
-from tacocat_arena.tournament.tables import GameResult
 
 
 @dataclass(frozen=True)

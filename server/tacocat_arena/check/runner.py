@@ -36,9 +36,9 @@ from tacocat_arena.check.scenarios import (
     decision_times,
 )
 from tacocat_arena.check.script import CheckFailed
-from tacocat_arena.tournament.bots import BotProcess, BotStartError, Launch
-from tacocat_arena.tournament.config import BotSpec
-from tacocat_arena.tournament.sandbox import Limits, SandboxMode
+from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
+from tacocat_arena.launch.sandbox import Limits, SandboxMode
+from tacocat_arena.launch.spec import BotSpec
 
 #: How long one check may take before it is failed (a whole game is well under a second).
 CHECK_TIMEOUT_S = 120.0

@@ -26,7 +26,7 @@ from gymnasium import spaces
 from tacocat_arena.engine import DEFAULT_RULESET, Action, IllegalActionError, Ruleset, SeatView
 from tacocat_arena.envs.features import Features
 from tacocat_arena.envs.steps import StepGame
-from tacocat_arena.tournament.builtins import BuiltinSpec, parse_builtin
+from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 
 ENV_ID = "tacocat_arena/Tacocat-v0"
 

@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tacocat_arena.launch import sandbox
 from tacocat_arena.launch.package import BotPackage
-from tacocat_arena.tournament import sandbox
-from tacocat_arena.tournament.sandbox import Limits, SandboxMode
+from tacocat_arena.launch.sandbox import Limits, SandboxMode
 
 #: How much of a build's output is kept (its end, where the error is).
 BUILD_LOG_BYTES = 64 * 1024

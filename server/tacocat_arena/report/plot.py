@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tacocat_arena.tournament.tables import StandingsRow
+from tacocat_arena.stats.tables import StandingsRow
 
 ROW = 30
 LABEL = 160

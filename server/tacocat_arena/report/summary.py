@@ -16,11 +16,11 @@ from tacocat_arena.engine import Ruleset, Termination, TieRule
 from tacocat_arena.engine.ruleset import default_arrows
 from tacocat_arena.referee.settings import FailurePolicy
 from tacocat_arena.report.templating import FORFEIT_HEADINGS, ending_words
+from tacocat_arena.stats.figures import FORFEIT_KINDS, BotFigures
+from tacocat_arena.stats.pair_report import PENTANOMIAL_LABELS
+from tacocat_arena.stats.pairs import PairStats
+from tacocat_arena.stats.tables import CrossCell, Crosstable, GameResult, StandingsRow
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
-from tacocat_arena.tournament.figures import FORFEIT_KINDS, BotFigures
-from tacocat_arena.tournament.pair_report import PENTANOMIAL_LABELS
-from tacocat_arena.tournament.pairs import PairStats
-from tacocat_arena.tournament.tables import CrossCell, Crosstable, GameResult, StandingsRow
 
 POLICY_WORDS: dict[FailurePolicy, str] = {
     FailurePolicy.FORFEIT: (

@@ -15,7 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from tacocat_arena.engine import Termination
-from tacocat_arena.tournament.tables import CrossCell
+from tacocat_arena.stats.tables import CrossCell
 
 FAVICON = (
     "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E"

@@ -1,6 +1,6 @@
 """Writing report.html, report.md and the replays/ folder of a tournament's output folder.
 
-Called by ``tournament/outputs.py`` with the other result files, so a resumed tournament
+Called by ``report/outputs.py`` with the other result files, so a resumed tournament
 rewrites them all. Replays are written only once every game is over: a record holds its
 deal, which its duplicate twin (and the tournament seed) would give away before then.
 """
@@ -18,11 +18,11 @@ from tacocat_arena.report.plot import elo_plot
 from tacocat_arena.report.replay import render_replay
 from tacocat_arena.report.summary import GameLine, ReportSummary, build_summary, game_line
 from tacocat_arena.report.templating import environment, static_text
+from tacocat_arena.stats.figures import compute_bot_figures
+from tacocat_arena.stats.pairs import PairStats
+from tacocat_arena.stats.ratings import expected_score
+from tacocat_arena.stats.tables import Crosstable, GameResult, StandingsRow
 from tacocat_arena.tournament.config import TournamentConfig
-from tacocat_arena.tournament.figures import compute_bot_figures
-from tacocat_arena.tournament.pairs import PairStats
-from tacocat_arena.tournament.ratings import expected_score
-from tacocat_arena.tournament.tables import Crosstable, GameResult, StandingsRow
 
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"

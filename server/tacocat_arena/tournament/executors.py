@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
 from tacocat_arena.tournament.schedule import PlannedGame, plan_for
 from tacocat_arena.tournament.storage import TournamentStore
-from tacocat_arena.tournament.tables import GameResult
 
 #: One finished game as a worker returns it: result, detail and full record.
 FinishedGame = tuple[GameResult, str, dict[str, Any]]

@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.storage import TournamentStore
-from tacocat_arena.tournament.tables import GameResult
 
 GAMES_FILE = "games.jsonl"
 DuplicateKey = tuple[int, tuple[str, ...]]

@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.engine import Outcome, Termination
+from tacocat_arena.launch.bots import BotProcess, ExternalBot, Launch
+from tacocat_arena.launch.sandbox import SandboxMode, describe_limits, resolve_mode
 from tacocat_arena.referee import GameReport, Referee, start_server
 from tacocat_arena.referee.peers import PeerCheck
-from tacocat_arena.tournament.bots import BotProcess, ExternalBot, Launch
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
-from tacocat_arena.tournament.sandbox import SandboxMode, describe_limits, resolve_mode
 from tacocat_arena.tournament.schedule import PlannedGame, plan_for
 from tacocat_arena.tournament.storage import TournamentStore
-from tacocat_arena.tournament.tables import GameResult
 
 ProgressCallback = Callable[[GameResult, int, int], None]
 #: The suffix of a bot's twin instance (``NAME~B``), which plays the second game of each pair.

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tacocat_arena.engine import Termination
-from tacocat_arena.tournament.tables import GameResult
+from tacocat_arena.stats.tables import GameResult
 
 DB_NAME = "tournament.sqlite"
 #: The columns of a finished game after its id, in this store and in the arena's

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tacocat_arena.engine import Termination
-from tacocat_arena.tournament.tables import GameResult
+from tacocat_arena.stats.tables import GameResult
 
 FORFEIT_KINDS: tuple[Termination, ...] = tuple(t for t in Termination if t.is_forfeit)
 """The forfeit endings, in the engine's order (the columns of the per-bot table)."""

@@ -16,22 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tacocat_arena.report.writer import write_reports
-from tacocat_arena.tournament.config import TournamentConfig
-from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
-from tacocat_arena.tournament.pair_report import pairing_dict, sprt_dict
-from tacocat_arena.tournament.pairs import PairStats, all_pair_stats
-from tacocat_arena.tournament.sprt import SprtState
-from tacocat_arena.tournament.storage import TournamentStore
-from tacocat_arena.tournament.tables import (
-    Crosstable,
-    StandingsRow,
-    compute_crosstable,
-    compute_standings,
+from tacocat_arena.report.tables import (
     write_crosstable_csv,
     write_results_json,
     write_standings_csv,
 )
+from tacocat_arena.report.writer import write_reports
+from tacocat_arena.stats.pair_report import pairing_dict, sprt_dict
+from tacocat_arena.stats.pairs import PairStats, all_pair_stats
+from tacocat_arena.stats.sprt import SprtState
+from tacocat_arena.stats.tables import (
+    Crosstable,
+    StandingsRow,
+    compute_crosstable,
+    compute_standings,
+)
+from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
+from tacocat_arena.tournament.storage import TournamentStore
 
 OUTPUT_FILES = (
     "standings.csv",

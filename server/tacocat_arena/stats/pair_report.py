@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from tacocat_arena.tournament.pairs import PAIR_POINTS, PairStats
-from tacocat_arena.tournament.sprt import SprtState
+from tacocat_arena.stats.pairs import PAIR_POINTS, PairStats
+from tacocat_arena.stats.sprt import SprtState
 
 PENTANOMIAL_LABELS = ("0", "0.5", "1", "1.5", "2")
 """Column names of the five pair outcomes: A's points of 2 in a pair."""

@@ -22,11 +22,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tacocat_arena.launch import sandbox
+from tacocat_arena.launch.sandbox import Limits, PidsCgroup, SandboxMode
+from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee
 from tacocat_arena.referee.peers import PeerCheck
-from tacocat_arena.tournament import sandbox
-from tacocat_arena.tournament.config import BotSpec
-from tacocat_arena.tournament.sandbox import Limits, PidsCgroup, SandboxMode
 
 _TAIL_LINES = 15
 _TAIL_BYTES = 64 * 1024

@@ -27,11 +27,17 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from tacocat_arena.launch.bots import BotStartError, check_command
+from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builtin
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
 from tacocat_arena.report import render_replay
-from tacocat_arena.tournament.bots import BotStartError, check_command
-from tacocat_arena.tournament.builtins import BuiltinError, is_builtin, parse_builtin
+from tacocat_arena.report.outputs import OUTPUT_FILES, compute_tables, write_outputs
+from tacocat_arena.report.tables import render_crosstable, render_standings
+from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor, default_report_every
+from tacocat_arena.stats.pair_report import render_pairings
+from tacocat_arena.stats.sprt import Sprt
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
     ConfigError,
@@ -47,14 +53,9 @@ from tacocat_arena.tournament.executors import (
     run_on_workers,
 )
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
-from tacocat_arena.tournament.live import EXIT_CODES, MatchMonitor, default_report_every
-from tacocat_arena.tournament.outputs import OUTPUT_FILES, compute_tables, write_outputs
-from tacocat_arena.tournament.pair_report import render_pairings
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
 from tacocat_arena.tournament.schedule import plan_for
-from tacocat_arena.tournament.sprt import Sprt
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
-from tacocat_arena.tournament.tables import GameResult, render_crosstable, render_standings
 from tacocat_arena.tournament.verify import (
     GameEntry,
     InputError,

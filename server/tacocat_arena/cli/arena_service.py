@@ -1,4 +1,8 @@
-"""``tacocat-arena serve``'s work: the referee, the ladder and the web page on one loop.
+"""``tacocat-arena serve``'s start-up: the referee, the ladder and the web page on one loop.
+
+It lives in cli/ because it joins two rooms that do not know each other: the arena (arena/)
+and its web page (web/, which imports arena); ``serve.py`` imports it only when ``serve``
+runs, so other commands do not load grpc, Starlette and uvicorn.
 
 Start-up prints ``arena: HOST:PORT`` and ``web: http://HOST:PORT/`` (scripts wait for these
 lines).  SIGINT and SIGTERM stop it cleanly: no new games, the games in flight get

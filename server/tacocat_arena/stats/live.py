@@ -15,10 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from tacocat_arena.tournament.pairs import EloEstimate, PairsInPlanOrder, Pentanomial, estimate
-from tacocat_arena.tournament.schedule import PlannedGame
-from tacocat_arena.tournament.sprt import Sprt, SprtDecision, SprtState, start
-from tacocat_arena.tournament.tables import GameResult
+from tacocat_arena.stats.pairs import (
+    EloEstimate,
+    PairsInPlanOrder,
+    Pentanomial,
+    PlannedGame,
+    estimate,
+)
+from tacocat_arena.stats.sprt import Sprt, SprtDecision, SprtState, start
+from tacocat_arena.stats.tables import GameResult
 
 EXIT_CODES: Final[dict[SprtDecision, int]] = {
     SprtDecision.H1: 0,  # A is better by elo1 (the answer a "is my new bot better?" script wants)

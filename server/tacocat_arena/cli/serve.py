@@ -1,5 +1,6 @@
 """The ``serve`` and ``players`` commands: parse, delegate, turn domain errors into
-``click.ClickException``.  The work is in ``service``, ``players`` and ``store``."""
+``click.ClickException``.  The work is in ``arena_service`` (start-up), ``arena/players``
+and ``arena/store``."""
 
 from __future__ import annotations
 
@@ -150,10 +151,10 @@ def serve(
     from tacocat_arena.arena.events import EventSettings
     from tacocat_arena.arena.hosted import HostedSettings
     from tacocat_arena.arena.ladder import LadderSettings
-    from tacocat_arena.arena.service import ServeOptions, serve_arena
+    from tacocat_arena.cli.arena_service import ServeOptions, serve_arena
+    from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
     from tacocat_arena.referee import ClockSettings, RefereeSettings
     from tacocat_arena.tournament.executors import ExecutorError
-    from tacocat_arena.tournament.sandbox import SandboxError, SandboxMode
 
     web_host, web_port = _address(web, "--web")
     if (tls_cert is None) != (tls_key is None):

@@ -1,280 +1,110 @@
-"""The ``tacocat-arena`` command: thin; it parses and delegates."""
+"""``tacocat-arena bench``: the group and its commands, which parse, call ``bench/`` (where
+the measuring is) and print the figures."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
+import asyncio
+import os
 
 import click
 
-from tacocat_arena import __version__
-from tacocat_arena.arena.commands import players, serve, submit
-from tacocat_arena.bench.commands import load_command, soak_command
 
-STRICT_HELP = (
-    "Python SDK bots stop at the first exception in a decision method (TACOCAT_BOT_STRICT=1 "
-    "in their environment) instead of playing a default move: for debugging."
-)
-DEBUG_HELP = (
-    "Debug mode, for a bot under a debugger: no clock (as --move-timeout 0), one game at a "
-    "time, and the bots' output (and input, for breakpoints) on this terminal instead of "
-    "their logs."
-)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tacocat-arena")
-def main() -> None:
-    """Tournaments of bots that play Tacocat Spelled Backwards."""
+def _levels(text: str) -> list[int]:
+    try:
+        levels = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        levels = []
+    if not levels or min(levels) < 1:
+        raise click.BadParameter(
+            "a comma-separated list of positive integers, e.g. 64,128,256",
+            param_hint="--games-at-once",
+        )
+    return levels
 
 
-@main.command()
-@click.argument("config_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--bot",
-    "bots",
-    multiple=True,
-    metavar="NAME=COMMAND",
-    help="A participant (repeatable; replaces the config's bots). "
-    "COMMAND 'builtin:random|greedy|search' names an example bot.",
-)
-@click.option("--games", type=int, help="Games per pairing (even).")
-@click.option("--seed", type=int, help="Tournament seed; every deal derives from it.")
-@click.option("--concurrency", type=int, help="Games played at the same time.")
-@click.option(
-    "--move-timeout", type=float, metavar="SECONDS", help="Time per decision (0 = no limit)."
-)
-@click.option("--time-bank", type=float, metavar="SECONDS", help="Extra time per game.")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder (default from the config: tacocat-results).",
-)
-@click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
-@click.option(
-    "--gauntlet",
-    metavar="NAME",
-    help="A gauntlet: bot NAME plays every other bot, the others do not play each other.",
-)
-@click.option(
-    "--report-every",
-    type=click.IntRange(min=0),
-    metavar="N",
-    help="Print the standings every N games (default: about ten times a run; 0: never).",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Play the games in N local worker processes (docs/scaling.md).",
-)
-@click.option(
-    "--cluster",
-    metavar="tcp://HOST:PORT",
-    help="Play the games on this Dask cluster (pip install 'tacocat-arena[dask]').",
-)
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no standings on the way.")
-@click.option("--debug", is_flag=True, help=DEBUG_HELP)
-@click.option("--strict", is_flag=True, help=STRICT_HELP)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
-    help="Confine the bots (default from the config: auto = bwrap where installed).",
-)
-def run(
-    config_file: Path | None,
-    bots: tuple[str, ...],
-    games: int | None,
-    seed: int | None,
-    concurrency: int | None,
-    move_timeout: float | None,
-    time_bank: float | None,
-    out: Path | None,
-    resume: bool,
-    gauntlet: str | None,
-    report_every: int | None,
-    workers: int | None,
-    cluster: str | None,
-    quiet: bool,
-    debug: bool,
-    strict: bool,
-    sandbox: str | None,
-) -> None:
-    """Run a round-robin tournament (or a gauntlet) and write its result tables.
-
-    With no CONFIG_FILE it runs the demo tournament of the example bots.  Results go to the
-    output folder: standings.csv, crosstable.csv, games.jsonl, results.json, report.md and
-    the database tournament.sqlite that --resume continues from.
-    """
-    from tacocat_arena.tournament.cli import run_command
-    from tacocat_arena.tournament.config import TournamentFormat
-    from tacocat_arena.tournament.sandbox import SandboxMode
-
-    run_command(
-        config_file,
-        bots,
-        resume=resume,
-        quiet=quiet,
-        debug=debug,
-        strict=strict,
-        report_every=report_every,
-        workers=workers,
-        cluster=cluster,
-        overrides={
-            "games_per_pairing": games,
-            "seed": seed,
-            "concurrency": concurrency,
-            "move_timeout_s": move_timeout,
-            "time_bank_s": time_bank,
-            "out": out,
-            "format": None if gauntlet is None else TournamentFormat.GAUNTLET,
-            "gauntlet_bot": gauntlet,
-            "sandbox": SandboxMode(sandbox) if sandbox else None,
-        },
-    )
+def _load_text() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
-@main.command()
-@click.argument("first", metavar="A")
-@click.argument("second", metavar="B")
+@click.command("load")
 @click.option(
-    "--games",
-    "-n",
-    type=int,
-    help="Games (even); default 10, or with --sprt the cap, default 2000.",
-)
-@click.option("--seed", type=int, default=1, show_default=True, help="Match seed.")
-@click.option("--concurrency", type=int, default=4, show_default=True, help="Games at once.")
-@click.option(
-    "--move-timeout",
-    type=float,
-    default=1.0,
+    "--games-at-once",
+    default="64,128,256",
     show_default=True,
-    metavar="SECONDS",
-    help="Time per decision (0 = no limit).",
+    help="Levels of concurrency to measure, comma-separated.",
 )
+@click.option("--seconds", default=10.0, show_default=True, help="Length of each level.")
 @click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder (default: a new folder under tacocat-results/matches).",
+    "--move-timeout-ms",
+    default=1000,
+    show_default=True,
+    help="Decision clock of the games (a timeout of an instant bot is a false timeout).",
 )
-@click.option("--debug", is_flag=True, help=DEBUG_HELP)
-@click.option("--strict", is_flag=True, help=STRICT_HELP)
-@click.option(
-    "--sprt",
-    metavar="ELO0,ELO1",
-    help="Play duplicate pairs until the SPRT accepts H0 (A - B = ELO0 Elo) or H1 (= ELO1). "
-    "Exit code 0: H1, 3: H0, 4: no decision within --games.",
-)
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="SPRT false H1 rate.")
-@click.option("--beta", type=float, default=0.05, show_default=True, help="SPRT false H0 rate.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
-def play(
-    first: str,
-    second: str,
-    games: int | None,
-    seed: int,
-    concurrency: int,
-    move_timeout: float,
-    out: Path | None,
-    debug: bool,
-    strict: bool,
-    sprt: str | None,
-    alpha: float,
-    beta: float,
-    quiet: bool,
-) -> None:
-    """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
-    example bot's name (random, greedy, search) or builtin:NAME.
+def load_command(games_at_once: str, seconds: float, move_timeout_ms: int) -> None:
+    """The referee under many games at once, with instant bots: decisions/s, the decision
+    clock as the bots are charged it (p50/p99/max), the longest untimed gap, false timeouts
+    and the referee's RSS over time."""
+    from tacocat_arena.bench.load import measure_load
 
-    It shows the score, the Elo difference A - B with its 95% interval and the likelihood of
-    superiority, from duplicate pairs; with --sprt, the test's log-likelihood ratio too.
-    """
-    from tacocat_arena.tournament.cli import match_bots, run_command
-    from tacocat_arena.tournament.live import DEFAULT_SPRT_GAMES
-    from tacocat_arena.tournament.sprt import Sprt
+    levels = _levels(games_at_once)
+    if seconds <= 0 or move_timeout_ms < 1:
+        raise click.UsageError("--seconds must be > 0 and --move-timeout-ms >= 1")
+    click.echo(f"before: {_load_text()}")
+    for level in levels:
+        figures = asyncio.run(measure_load(level, seconds, move_timeout_ms))
+        one, five, _ = figures.load_average
+        click.echo(
+            f"{level:4d} games at once: {figures.games} games, "
+            f"{figures.decisions_per_s:,.0f} decisions/s; clock p50 {figures.clock_p50_ms:.1f} "
+            f"p99 {figures.clock_p99_ms:.1f} max {figures.clock_max_ms:.1f} ms; longest untimed "
+            f"gap {figures.max_untimed_ms:.1f} ms; false timeouts {figures.false_timeouts}; "
+            f"other forfeits {figures.other_forfeits}; load {one:.2f} {five:.2f}"
+        )
+        waiting = "unknown" if figures.cpu_wait_share is None else f"{figures.cpu_wait_share:.0%}"
+        click.echo(
+            f"      why: event loop lag max {figures.max_loop_lag_ms:.1f} ms; GC pause max "
+            f"{figures.max_gc_pause_ms:.1f} ms ({figures.max_gc_pause_cpu_ms:.1f} ms of it "
+            f"CPU); loop thread waiting for a CPU {waiting} of the time; referee CPU "
+            f"{figures.cpu_ms_per_decision:.3f} ms per decision"
+        )
+        curve = "  ".join(f"{t:.0f}s:{mib:.0f}" for t, mib in figures.rss)
+        click.echo(f"      RSS MiB over time: {curve}")
+    click.echo(f"after: {_load_text()}")
 
-    test = None
-    if sprt is not None:
-        try:
-            test = Sprt.parse(sprt, alpha=alpha, beta=beta)
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="--sprt") from None
-    if games is None:
-        games = DEFAULT_SPRT_GAMES if test is not None else 10
-    bots = match_bots(first, second)
-    if out is None:
-        out = Path("tacocat-results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
-    run_command(
-        None,
-        bots,
-        resume=False,
-        debug=debug,
-        strict=strict,
-        quiet=quiet,
-        sprt=test,
-        report_every=0,
-        overrides={
-            "games_per_pairing": games,
-            "seed": seed,
-            "concurrency": concurrency,
-            "move_timeout_s": move_timeout,
-            "out": out,
-        },
+
+@click.command("soak")
+@click.option("--games", default=10_000, show_default=True, help="Games to play.")
+@click.option("--games-at-once", default=64, show_default=True, help="Games in flight.")
+def soak_command(games: int, games_at_once: int) -> None:
+    """Play GAMES games with instant bots and print the referee's RSS every 5% of them: it
+    must level off (every cache and memory of past requests is bounded)."""
+    from tacocat_arena.bench.load import SoakSlice, measure_soak
+
+    if games < 2 or games_at_once < 1:
+        raise click.UsageError("--games must be >= 2 and --games-at-once >= 1")
+    click.echo(f"before: {_load_text()}")
+
+    def progress(part: SoakSlice) -> None:
+        click.echo(
+            f"  {part.games:6d} games  RSS {part.rss_mib:7.1f} MiB  longest untimed gap "
+            f"{part.max_untimed_ms:6.1f} ms  GC pause {part.max_gc_pause_ms:6.1f} ms"
+        )
+
+    figures = asyncio.run(measure_soak(games, games_at_once, progress=progress))
+    click.echo(
+        f"{figures.games} games in {figures.seconds:.0f} s; RSS {figures.rss[0][1]:.1f} -> "
+        f"{figures.rss[-1][1]:.1f} MiB: +{figures.growth_first_half_mib:.1f} MiB over the first "
+        f"half, +{figures.growth_second_half_mib:.1f} MiB over the second; false timeouts "
+        f"{figures.false_timeouts}; longest untimed gap {figures.max_untimed_ms:.1f} ms, "
+        f"longest GC pause {figures.max_gc_pause_ms:.1f} ms"
     )
+    click.echo(f"after: {_load_text()}")
 
 
-@main.command()
-@click.argument("file", type=click.Path(exists=True, path_type=Path))
-@click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
-@click.option(
-    "--html",
-    "html_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the game's replay page (one self-contained HTML file) here instead.",
-)
-def replay(file: Path, game_id: str | None, html_out: Path | None) -> None:
-    """A readable turn-by-turn account of a recorded game, or its replay page (--html).
-
-    FILE is a tournament's games.jsonl or tournament.sqlite (or its folder), or one game
-    record (JSON).  The record is re-verified first; one that does not is an error.
-    """
-    from tacocat_arena.tournament.cli import replay_command, replay_html_command
-
-    if html_out is not None:
-        click.echo(replay_html_command(file, game_id, html_out))
-        return
-    for line in replay_command(file, game_id):
-        click.echo(line)
-
-
-@main.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-def verify(path: Path) -> None:
-    """Re-verify every recorded game in PATH: rules, events, results, marks and timings.
-
-    PATH is a game record (JSON), a games.jsonl, a tournament.sqlite or a tournament's output
-    folder.  Prints one line per problem (game id, round, rule ID) and a summary; exits 1 on
-    any problem.  See docs/game-record.md.
-    """
-    from tacocat_arena.tournament.cli import verify_command
-
-    for line in verify_command(path):
-        click.echo(line)
-
-
-main.add_command(serve)  # the arena: tacocat_arena/arena/commands.py
-main.add_command(players)
-main.add_command(submit)
-
-
-@main.group()
+@click.group()
 def bench() -> None:
     """Benchmarks that print figures."""
-
-
-bench.add_command(load_command)  # bench load and bench soak live in bench/commands.py
-bench.add_command(soak_command)
 
 
 @bench.command("engine")
@@ -367,7 +197,7 @@ def bench_sandbox_command(games: int, repeats: int) -> None:
 def bench_duplicate_command(pairs: int, seed: int, epsilon: float) -> None:
     """How many games duplicate deals save: variance of the score of two close bots over
     duplicate pairs (one deal, seats swapped) versus plain seat alternation."""
-    from tacocat_arena.tournament.fairness import measure_duplicate_efficiency
+    from tacocat_arena.bench.fairness import measure_duplicate_efficiency
 
     if pairs < 2:
         raise click.BadParameter("must be at least 2", param_hint="--pairs")
@@ -410,7 +240,7 @@ def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...]) -> None:
     """Every built-in against every other over duplicate pairs: a table of scores with 95%
     intervals (the ladder of baselines in docs/sdk.md)."""
     from tacocat_arena.bench.bots import DEFAULT_LADDER, bench_bots, render_table
-    from tacocat_arena.tournament.builtins import BuiltinError
+    from tacocat_arena.launch.builtins import BuiltinError
 
     if pairs < 2 or len(bots) == 1:
         raise click.UsageError("--pairs must be >= 2, and give two --bot or more (or none)")
@@ -558,34 +388,5 @@ def bench_referee_command(
         click.echo(f"(best of {repeats} interleaved runs of {seconds:g} s each)")
 
 
-@main.command()
-@click.argument("command")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option(
-    "--move-timeout",
-    type=click.IntRange(1, 600_000),
-    default=2000,
-    show_default=True,
-    metavar="MS",
-    help="The allowance per decision, in milliseconds.",
-)
-@click.option(
-    "--log",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Keep the bot's output in this file (default: a temporary file).",
-)
-@click.option("--name", default="bot", show_default=True, help="The bot's name in the check.")
-def check(command: str, as_json: bool, move_timeout: int, log: Path | None, name: str) -> None:
-    """Put a bot through the protocol's conformance checks: run this first on a new bot.
-
-    COMMAND starts the bot as a tournament would (a command line, or builtin:NAME); it gets
-    TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and TACOCAT_ARENA_BOT.  Every check prints
-    PASS or FAIL with what was expected and what came back.  Exit code 0 only when all pass.
-    """
-    from tacocat_arena.check.cli import check_command
-
-    check_command(command, as_json=as_json, move_timeout_ms=move_timeout, log=log, name=name)
-
-
-if __name__ == "__main__":
-    main()
+bench.add_command(load_command)
+bench.add_command(soak_command)

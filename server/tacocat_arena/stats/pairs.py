@@ -30,13 +30,25 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Final
+from typing import Final, Protocol
 
-from tacocat_arena.tournament.schedule import PlannedGame
-from tacocat_arena.tournament.tables import GameResult
+from tacocat_arena.stats.tables import GameResult
 
 PAIR_POINTS: Final[tuple[float, ...]] = (0.0, 0.5, 1.0, 1.5, 2.0)
 """A's points in a pair, by index of the pentanomial counts (LL, LD, WL+DD, WD, WW)."""
+
+
+class PlannedGame(Protocol):
+    """What the pair statistics read of a planned game (``tournament.schedule.PlannedGame``
+    has it): stats sits below the tournament and does not import it."""
+
+    @property
+    def game_id(self) -> str: ...
+    @property
+    def seats(self) -> tuple[str, str]: ...
+    @property
+    def deal(self) -> int: ...
+
 
 REGULARIZE_ZERO: Final[float] = 1e-3
 """What a zero count becomes before estimating (fishtest and fastchess use the same)."""

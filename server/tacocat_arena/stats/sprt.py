@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tacocat_arena.tournament.pairs import Pentanomial, elo_to_score
+from tacocat_arena.stats.pairs import Pentanomial, elo_to_score
 
 _THETA_TOLERANCE = 1e-15  # relative; theta's bracket is (-1/(a_max - s), -1/(a_min - s))
 _MAX_STEPS = 2000  # bisection alone would need ~1100 steps to reach adjacent doubles

@@ -1,0 +1,300 @@
+"""The ``tacocat-arena`` command: thin; it parses and delegates."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from tacocat_arena import __version__
+from tacocat_arena.cli.bench import bench
+from tacocat_arena.cli.serve import players, serve, submit
+
+STRICT_HELP = (
+    "Python SDK bots stop at the first exception in a decision method (TACOCAT_BOT_STRICT=1 "
+    "in their environment) instead of playing a default move: for debugging."
+)
+DEBUG_HELP = (
+    "Debug mode, for a bot under a debugger: no clock (as --move-timeout 0), one game at a "
+    "time, and the bots' output (and input, for breakpoints) on this terminal instead of "
+    "their logs."
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tacocat-arena")
+def main() -> None:
+    """Tournaments of bots that play Tacocat Spelled Backwards."""
+
+
+@main.command()
+@click.argument("config_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--bot",
+    "bots",
+    multiple=True,
+    metavar="NAME=COMMAND",
+    help="A participant (repeatable; replaces the config's bots). "
+    "COMMAND 'builtin:random|greedy|search' names an example bot.",
+)
+@click.option("--games", type=int, help="Games per pairing (even).")
+@click.option("--seed", type=int, help="Tournament seed; every deal derives from it.")
+@click.option("--concurrency", type=int, help="Games played at the same time.")
+@click.option(
+    "--move-timeout", type=float, metavar="SECONDS", help="Time per decision (0 = no limit)."
+)
+@click.option("--time-bank", type=float, metavar="SECONDS", help="Extra time per game.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (default from the config: tacocat-results).",
+)
+@click.option("--resume", is_flag=True, help="Continue an interrupted tournament in --out.")
+@click.option(
+    "--gauntlet",
+    metavar="NAME",
+    help="A gauntlet: bot NAME plays every other bot, the others do not play each other.",
+)
+@click.option(
+    "--report-every",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Print the standings every N games (default: about ten times a run; 0: never).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Play the games in N local worker processes (docs/scaling.md).",
+)
+@click.option(
+    "--cluster",
+    metavar="tcp://HOST:PORT",
+    help="Play the games on this Dask cluster (pip install 'tacocat-arena[dask]').",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no standings on the way.")
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    help="Confine the bots (default from the config: auto = bwrap where installed).",
+)
+def run(
+    config_file: Path | None,
+    bots: tuple[str, ...],
+    games: int | None,
+    seed: int | None,
+    concurrency: int | None,
+    move_timeout: float | None,
+    time_bank: float | None,
+    out: Path | None,
+    resume: bool,
+    gauntlet: str | None,
+    report_every: int | None,
+    workers: int | None,
+    cluster: str | None,
+    quiet: bool,
+    debug: bool,
+    strict: bool,
+    sandbox: str | None,
+) -> None:
+    """Run a round-robin tournament (or a gauntlet) and write its result tables.
+
+    With no CONFIG_FILE it runs the demo tournament of the example bots.  Results go to the
+    output folder: standings.csv, crosstable.csv, games.jsonl, results.json, report.md and
+    the database tournament.sqlite that --resume continues from.
+    """
+    from tacocat_arena.cli.run import run_command
+    from tacocat_arena.launch.sandbox import SandboxMode
+    from tacocat_arena.tournament.config import TournamentFormat
+
+    run_command(
+        config_file,
+        bots,
+        resume=resume,
+        quiet=quiet,
+        debug=debug,
+        strict=strict,
+        report_every=report_every,
+        workers=workers,
+        cluster=cluster,
+        overrides={
+            "games_per_pairing": games,
+            "seed": seed,
+            "concurrency": concurrency,
+            "move_timeout_s": move_timeout,
+            "time_bank_s": time_bank,
+            "out": out,
+            "format": None if gauntlet is None else TournamentFormat.GAUNTLET,
+            "gauntlet_bot": gauntlet,
+            "sandbox": SandboxMode(sandbox) if sandbox else None,
+        },
+    )
+
+
+@main.command()
+@click.argument("first", metavar="A")
+@click.argument("second", metavar="B")
+@click.option(
+    "--games",
+    "-n",
+    type=int,
+    help="Games (even); default 10, or with --sprt the cap, default 2000.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, help="Match seed.")
+@click.option("--concurrency", type=int, default=4, show_default=True, help="Games at once.")
+@click.option(
+    "--move-timeout",
+    type=float,
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Time per decision (0 = no limit).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (default: a new folder under tacocat-results/matches).",
+)
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
+@click.option("--strict", is_flag=True, help=STRICT_HELP)
+@click.option(
+    "--sprt",
+    metavar="ELO0,ELO1",
+    help="Play duplicate pairs until the SPRT accepts H0 (A - B = ELO0 Elo) or H1 (= ELO1). "
+    "Exit code 0: H1, 3: H0, 4: no decision within --games.",
+)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="SPRT false H1 rate.")
+@click.option("--beta", type=float, default=0.05, show_default=True, help="SPRT false H0 rate.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def play(
+    first: str,
+    second: str,
+    games: int | None,
+    seed: int,
+    concurrency: int,
+    move_timeout: float,
+    out: Path | None,
+    debug: bool,
+    strict: bool,
+    sprt: str | None,
+    alpha: float,
+    beta: float,
+    quiet: bool,
+) -> None:
+    """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
+    example bot's name (random, greedy, search) or builtin:NAME.
+
+    It shows the score, the Elo difference A - B with its 95% interval and the likelihood of
+    superiority, from duplicate pairs; with --sprt, the test's log-likelihood ratio too.
+    """
+    from tacocat_arena.cli.run import match_bots, run_command
+    from tacocat_arena.stats.live import DEFAULT_SPRT_GAMES
+    from tacocat_arena.stats.sprt import Sprt
+
+    test = None
+    if sprt is not None:
+        try:
+            test = Sprt.parse(sprt, alpha=alpha, beta=beta)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--sprt") from None
+    if games is None:
+        games = DEFAULT_SPRT_GAMES if test is not None else 10
+    bots = match_bots(first, second)
+    if out is None:
+        out = Path("tacocat-results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
+    run_command(
+        None,
+        bots,
+        resume=False,
+        debug=debug,
+        strict=strict,
+        quiet=quiet,
+        sprt=test,
+        report_every=0,
+        overrides={
+            "games_per_pairing": games,
+            "seed": seed,
+            "concurrency": concurrency,
+            "move_timeout_s": move_timeout,
+            "out": out,
+        },
+    )
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the game's replay page (one self-contained HTML file) here instead.",
+)
+def replay(file: Path, game_id: str | None, html_out: Path | None) -> None:
+    """A readable turn-by-turn account of a recorded game, or its replay page (--html).
+
+    FILE is a tournament's games.jsonl or tournament.sqlite (or its folder), or one game
+    record (JSON).  The record is re-verified first; one that does not is an error.
+    """
+    from tacocat_arena.cli.run import replay_command, replay_html_command
+
+    if html_out is not None:
+        click.echo(replay_html_command(file, game_id, html_out))
+        return
+    for line in replay_command(file, game_id):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+def verify(path: Path) -> None:
+    """Re-verify every recorded game in PATH: rules, events, results, marks and timings.
+
+    PATH is a game record (JSON), a games.jsonl, a tournament.sqlite or a tournament's output
+    folder.  Prints one line per problem (game id, round, rule ID) and a summary; exits 1 on
+    any problem.  See docs/game-record.md.
+    """
+    from tacocat_arena.cli.run import verify_command
+
+    for line in verify_command(path):
+        click.echo(line)
+
+
+main.add_command(serve)  # the arena: cli/serve.py
+main.add_command(players)
+main.add_command(submit)
+
+
+main.add_command(bench)
+
+
+@main.command()
+@click.argument("command")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option(
+    "--move-timeout",
+    type=click.IntRange(1, 600_000),
+    default=2000,
+    show_default=True,
+    metavar="MS",
+    help="The allowance per decision, in milliseconds.",
+)
+@click.option(
+    "--log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the bot's output in this file (default: a temporary file).",
+)
+@click.option("--name", default="bot", show_default=True, help="The bot's name in the check.")
+def check(command: str, as_json: bool, move_timeout: int, log: Path | None, name: str) -> None:
+    """Put a bot through the protocol's conformance checks: run this first on a new bot.
+
+    COMMAND starts the bot as a tournament would (a command line, or builtin:NAME); it gets
+    TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and TACOCAT_ARENA_BOT.  Every check prints
+    PASS or FAIL with what was expected and what came back.  Exit code 0 only when all pass.
+    """
+    from tacocat_arena.cli.check import check_command
+
+    check_command(command, as_json=as_json, move_timeout_ms=move_timeout, log=log, name=name)
