@@ -229,8 +229,8 @@ def test_node_bot_in_a_cli_tournament(tmp_path: Path) -> None:
     completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert (tmp_path / "standings.csv").is_file(), (
-        "`python -m tacocat_arena.cli run` wrote no results (does tacocat_arena/cli.py end with "
-        "`if __name__ == '__main__': main()`?)\n" + completed.stdout + completed.stderr
+        "`python -m tacocat_arena.cli run` wrote no results (does tacocat_arena/cli/__main__.py "
+        "call main()?)\n" + completed.stdout + completed.stderr
     )
 
     with open(tmp_path / "standings.csv", newline="", encoding="utf-8") as handle:
