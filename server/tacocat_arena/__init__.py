@@ -1,11 +1,17 @@
 """tacocat-arena: a tournament server for bots that play Tacocat Spelled Backwards.
 
-Layers, each pointing only at the ones before it:
+Rooms, each importing only rooms before it (docs/architecture.md has the map, with what each
+may import; tests/test_architecture.py checks it):
 
-- ``tacocat_arena.engine``: the pure rules engine (RULES-SPEC.md);
-- ``tacocat_arena.referee``: the gRPC referee (protocol <-> engine, clocks, identities);
-- ``tacocat_arena.tournament``: scheduling, storage, statistics and reports;
-- ``tacocat_arena.cli``: the ``tacocat-arena`` command.
+- ``engine``: the pure rules engine (RULES-SPEC.md); ``play``: reference policies, local play;
+- ``protocol``: engine values <-> protobuf (``wire.py``);
+- ``referee``: the gRPC referee (sessions, clocks, identities, the failure policy);
+- ``launch``: starting bots (specs, builtins, processes, the sandbox); ``stats``: standings,
+  Elo, pairs, SPRT; ``tournament``: config, schedule, runner, executors, storage, verify;
+  ``check``: the conformance checks;
+- ``report``: result files and pages; ``arena``: the long-running ladder; ``web``: its page;
+- ``bench``: the figures of ``tacocat-arena bench``; ``envs``: learning-library adapters;
+- ``cli``: the ``tacocat-arena`` command, the only package importing Click.
 """
 
 __version__ = "0.1.0"
