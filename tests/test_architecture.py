@@ -145,6 +145,25 @@ def test_the_map_has_no_cycle_through(room: str) -> None:
             todo.extend(MAY_IMPORT[other])
 
 
+#: The rooms that speak protobuf themselves; the others go through the referee or the wire.
+SPEAK_PROTOBUF = frozenset({"protocol", "referee", "check", "bench"})
+
+
+def test_only_the_wire_rooms_build_protobuf_messages() -> None:
+    wrong = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for module, path in _modules()
+        if _room(module) not in SPEAK_PROTOBUF
+        for line, name in _imports(module, path)
+        if name == "tacocat.v1" or name.startswith("tacocat.v1.")
+    ]
+    assert not wrong, (
+        "generated protobuf imported outside "
+        + str(sorted(SPEAK_PROTOBUF))
+        + (": " + ", ".join(wrong))
+    )
+
+
 def test_the_bot_sdk_imports_the_engine_play_and_wire_only() -> None:
     sdk = PACKAGE.parents[1] / "client_sdk" / "tacocat_bot"
     wrong = [

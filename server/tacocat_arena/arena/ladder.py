@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import random
 import secrets
@@ -31,13 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed, pair_secret
 from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
 from tacocat_arena.arena.players import token_matches
 from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
-from tacocat_arena.referee import BotSession, GameReport, Referee, RefereeSettings
+from tacocat_arena.referee import BotSession, EndReason, GameReport, Referee, RefereeSettings
 from tacocat_arena.stats.ratings import fit_ratings
 from tacocat_arena.stats.tables import (
     GameResult,
@@ -331,9 +329,8 @@ class Arena:
         """Tell every bot the server is shutting down and close the streams."""
         await asyncio.gather(
             *(
-                _end_session(
-                    session,
-                    pb.SESSION_END_REASON_SERVER_SHUTDOWN,
+                session.end(
+                    EndReason.SERVER_SHUTDOWN,
                     "the arena is shutting down; connect again when it is back",
                     self.settings.referee.limits.write_deadline_s,
                 )
@@ -398,9 +395,8 @@ class Arena:
             self.spawn(self._play_pair(a, b, pair))
 
     async def _remove(self, session: BotSession) -> None:
-        await _end_session(
-            session,
-            pb.SESSION_END_REASON_REMOVED,
+        await session.end(
+            EndReason.REMOVED,
             "the organizer revoked this bot",
             self.settings.referee.limits.write_deadline_s,
         )
@@ -528,16 +524,6 @@ class Arena:
 def event_over_key(event: str) -> str:
     """The ``meta`` key set when round-robin event ``event`` is over."""
     return f"event:{event}:over"
-
-
-async def _end_session(
-    session: BotSession, reason: pb.SessionEndReason, message: str, wait_s: float
-) -> None:
-    """Say SessionEnd, give the bot up to ``wait_s`` to take it, close the session."""
-    session.post(pb.RefereeMessage(session_end=pb.SessionEnd(reason=reason, message=message)))
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(session.idle.wait(), min(2.0, wait_s))
-    session.close(message)
 
 
 def _rating_history(

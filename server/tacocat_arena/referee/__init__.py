@@ -8,7 +8,7 @@ from tacocat_arena.referee.server import (
     bind_port,
     start_server,
 )
-from tacocat_arena.referee.session import BotSession, SessionClosed
+from tacocat_arena.referee.session import BotSession, EndReason, SessionClosed
 from tacocat_arena.referee.settings import (
     DEFAULT_GRACE_MS,
     ClockSettings,
@@ -22,6 +22,7 @@ __all__ = [
     "ArenaServicer",
     "BotSession",
     "ClockSettings",
+    "EndReason",
     "FailurePolicy",
     "GameReport",
     "ListenError",

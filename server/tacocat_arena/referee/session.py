@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import enum
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -36,6 +37,16 @@ from tacocat_arena.referee.settings import SessionLimits
 #: a stale or duplicate reply from an unknown one.
 _CLOSED_MEMORY = 4096
 _session_ids = itertools.count(1)
+
+
+class EndReason(enum.Enum):
+    """Why the referee ends a session (the protocol's ``SessionEndReason``)."""
+
+    TOURNAMENT_OVER = pb.SESSION_END_REASON_TOURNAMENT_OVER
+    SERVER_SHUTDOWN = pb.SESSION_END_REASON_SERVER_SHUTDOWN
+    REMOVED = pb.SESSION_END_REASON_REMOVED
+
+
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 #: Protobuf keys of RefereeMessage.batch (field 7) and RefereeBatch.messages (field 1), both
@@ -309,6 +320,14 @@ class BotSession:
         return f"bot {self.name!r} disconnected" + (
             f": {self._why_closed}" if self._why_closed else ""
         )
+
+    async def end(self, reason: EndReason, message: str, wait_s: float) -> None:
+        """Say SessionEnd, give the bot up to ``wait_s`` (at most 2 s) to take it, close."""
+        end = pb.SessionEnd(reason=reason.value, message=message)
+        self.post(pb.RefereeMessage(session_end=end))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.idle.wait(), min(2.0, wait_s))
+        self.close(message)
 
     def close(self, why: str = "", *, misconduct: bool = False) -> None:
         """End the session: every open request fails with SessionClosed saying ``why``."""
