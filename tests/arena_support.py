@@ -12,6 +12,7 @@ import contextlib
 import http.client
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -67,14 +68,27 @@ class ArenaProcess:
         return out or ""
 
 
-def start_arena(folder: Path, *args: str, timeout: float = 30.0) -> ArenaProcess:
-    """Start ``serve --dir folder`` on free ports; return once both addresses are printed."""
+def start_arena(
+    folder: Path, *args: str, timeout: float = 30.0, open_files: int | None = None
+) -> ArenaProcess:
+    """Start ``serve --dir folder`` on free ports; return once both addresses are printed.
+    ``open_files``: the server's RLIMIT_NOFILE (as on a machine with the usual 1,024)."""
     command = [
         sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(folder),
         "--port", "0", "--web", "127.0.0.1:0", *args,
     ]  # fmt: skip
+
+    def limit_open_files() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+        preexec_fn=limit_open_files,
     )
     arena = ArenaProcess(process, folder)
     deadline = time.monotonic() + timeout

@@ -4,6 +4,7 @@ spectator sees, and the ladder's commit-before-count."""
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from pathlib import Path
 
@@ -116,8 +117,11 @@ def test_a_spectator_sees_no_hand_no_draw_and_no_draw_pile() -> None:
 @pytest.mark.slow
 def test_bench_arena_prints_rates_and_page_latencies() -> None:
     result = CliRunner().invoke(
-        main, ["bench", "arena", "--bots", "4", "--seconds", "1", "--concurrency", "4"]
+        main,
+        ["bench", "arena", "--bots", "4", "--seconds", "1", "--concurrency", "4", "--sse", "40"],
     )
     assert result.exit_code == 0, result.output
     for text in ("games/s", "decisions/s", "GET /api/leaderboard", "p99", "ladder paused"):
         assert text in result.output, result.output
+    streams = re.search(r"with 40 SSE streams open \(they read ([\d,]+) events", result.output)
+    assert streams and int(streams[1].replace(",", "")) >= 40, result.output

@@ -5,10 +5,14 @@ N trivial bots (they answer every request with the first legal option at once: t
 full speed) in two driver processes.  Phase A measures games/s and decisions/s with no page
 requests; phase B the same while this process asks for ``/`` and ``/api/leaderboard`` in turn,
 one request at a time at a steady rate, over one keep-alive connection, and times each
-(request sent to body read).  It prints both phases' rates, the pages' median and p99, and
-the server's CPU share, with the machine's load from ``os.getloadavg``.
+(request sent to body read).  With ``sse`` > 0, phase B runs with that many of the index
+page's event streams open (a third process reading them, as browser tabs would), from
+several 127.x addresses so the per-address cap (``web/limits.py``) is not what is measured.
+It prints both phases' rates, the pages' median and p99, and the server's CPU share, with
+the machine's load from ``os.getloadavg``.
 
-The bot driver role runs as ``python -m tacocat_arena.bench.arena bots ADDRESS NAME=TOKEN...``.
+The bot driver role runs as ``python -m tacocat_arena.bench.arena bots ADDRESS NAME=TOKEN...``,
+the stream readers as ``python -m tacocat_arena.bench.arena sse HOST PORT N``.
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ class ArenaFigures:
 
     bots: int
     concurrency: int
+    #: Event streams open during phase B, and the events they read meanwhile.
+    streams: int
+    stream_events: int
     quiet: Phase
     loaded: Phase
     latencies_ms: dict[str, list[float]]
@@ -75,7 +82,13 @@ class ArenaFigures:
         """The lines to print."""
         lines = [
             load_line(self.load_before, self.load_after),
-            f"{self.bots} trivial bots, concurrency {self.concurrency} games",
+            f"{self.bots} trivial bots, concurrency {self.concurrency} games"
+            + (
+                f"; phase B with {self.streams} SSE streams open (they read "
+                f"{self.stream_events:,} events, {self.stream_events / self.loaded.seconds:,.0f}/s)"
+                if self.streams
+                else ""
+            ),
         ]
         for name, phase in (("A, no page requests", self.quiet), ("B, with requests", self.loaded)):
             lines.append(
@@ -118,7 +131,9 @@ def _latency(values: list[float]) -> str:
     )
 
 
-def bench_arena(bots: int, seconds: float, concurrency: int, requests_per_s: float) -> ArenaFigures:
+def bench_arena(
+    bots: int, seconds: float, concurrency: int, requests_per_s: float, sse: int = 0
+) -> ArenaFigures:
     """Run the measurement (see the module docstring)."""
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-arena-") as folder:
@@ -155,7 +170,10 @@ def bench_arena(bots: int, seconds: float, concurrency: int, requests_per_s: flo
             time.sleep(1.0)  # warm-up: every bot has played
             quiet = _phase(connection, server.pid, seconds, None)
             latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
+            if sse:
+                drivers.append(_open_streams(host, int(port), sse))
             loaded = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
+            stream_events = _close_streams(drivers.pop()) if sse else 0
             organizer = (Path(folder) / "a" / "organizer.token").read_text().strip()
             _post(connection, "/api/pause", organizer)
             _wait_for(connection, lambda s: s["live"] == 0)
@@ -176,7 +194,17 @@ def bench_arena(bots: int, seconds: float, concurrency: int, requests_per_s: flo
                     driver.kill()
                     driver.wait()
     return ArenaFigures(
-        bots, concurrency, quiet, loaded, latencies, idle, paused, load_before, os.getloadavg()
+        bots,
+        concurrency,
+        sse,
+        stream_events,
+        quiet,
+        loaded,
+        latencies,
+        idle,
+        paused,
+        load_before,
+        os.getloadavg(),
     )
 
 
@@ -271,6 +299,62 @@ def _phase(
     )
 
 
+#: Streams opened from one source address (under the web server's per-address cap).
+STREAMS_PER_ADDRESS = 25
+
+
+def _open_streams(host: str, port: int, count: int) -> subprocess.Popen[bytes]:
+    """Start the stream readers; return once all ``count`` streams answered 200."""
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "tacocat_arena.bench.arena", "sse", host, str(port), str(count)],
+        stdout=subprocess.PIPE,
+        preexec_fn=lambda: os.nice(BOT_NICENESS),  # as the bots: browsers are elsewhere
+    )
+    assert reader.stdout is not None
+    line = reader.stdout.readline()
+    if not line.startswith(b"open "):
+        reader.kill()
+        raise RuntimeError(f"the event streams did not open: {line!r}")
+    return reader
+
+
+def _close_streams(reader: subprocess.Popen[bytes]) -> int:
+    """Stop the stream readers; the events they read."""
+    reader.send_signal(signal.SIGTERM)
+    out, _ = reader.communicate(timeout=30)
+    return int(out.split()[-1]) if out.startswith(b"read ") else -1
+
+
+async def _read_streams(host: str, port: int, count: int) -> None:
+    async def one(index: int) -> None:
+        source = f"127.0.{100 + index // STREAMS_PER_ADDRESS}.1"
+        reader, writer = await asyncio.open_connection(host, port, local_addr=(source, 0))
+        writer.write(b"GET /events HTTP/1.1\r\nHost: bench\r\n\r\n")
+        status = await reader.readline()
+        if not status.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"stream {index}: {status!r}")
+        opened.append((reader, writer))  # a writer collected would close its stream
+
+    opened: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    await asyncio.gather(*(one(i) for i in range(count)))
+    print(f"open {len(opened)}", flush=True)
+
+    events = 0
+
+    async def drain(reader: asyncio.StreamReader) -> None:
+        nonlocal events
+        while chunk := await reader.read(65536):
+            events += chunk.count(b"\nevent: ") + chunk.startswith(b"event: ")
+
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    drains = [asyncio.ensure_future(drain(r)) for r, _ in opened]
+    await stop.wait()
+    print(f"read {events}", flush=True)
+    for task in drains:
+        task.cancel()
+
+
 async def _bots(address: str, pairs: list[str]) -> None:
     named = [pair.split("=", 1) for pair in pairs]
     await asyncio.gather(
@@ -281,9 +365,12 @@ async def _bots(address: str, pairs: list[str]) -> None:
 def main(argv: list[str]) -> None:
     """Worker role (see the module docstring)."""
     role, *args = argv
-    if role != "bots":
+    if role == "bots":
+        asyncio.run(_bots(args[0], args[1:]))
+    elif role == "sse":
+        asyncio.run(_read_streams(args[0], int(args[1]), int(args[2])))
+    else:
         raise SystemExit(f"unknown role {role!r}")
-    asyncio.run(_bots(args[0], args[1:]))
 
 
 if __name__ == "__main__":

@@ -289,11 +289,18 @@ def bench_envs_command(games: int, seed: int) -> None:
     help="Instead: hosted games/s with 1 and 2 workers (submitted example packages) and the "
     "page's response time while they play.",
 )
+@click.option(
+    "--sse",
+    default=0,
+    show_default=True,
+    help="Event streams (the index page's, as open browser tabs hold) open during phase B.",
+)
 def bench_arena_command(
-    bots: int, seconds: float, concurrency: int, rate: float, hosted: bool
+    bots: int, seconds: float, concurrency: int, rate: float, hosted: bool, sse: int
 ) -> None:
     """The web page's median and p99 response time while BOTS trivial bots play the ladder
-    at full speed, and the ladder's games/s and decisions/s with and without page requests.
+    at full speed, and the ladder's games/s and decisions/s with and without page requests
+    (and with SSE event streams open).
     With --hosted: submitted bots instead (docs/submissions.md), for --seconds at --rate."""
     if hosted:
         from tacocat_arena.bench.hosted import bench_hosted
@@ -304,9 +311,11 @@ def bench_arena_command(
         return
     from tacocat_arena.bench.arena import bench_arena
 
-    if bots < 2 or seconds <= 0 or concurrency < 1 or rate <= 0:
-        raise click.UsageError("--bots >= 2, --seconds > 0, --concurrency >= 1, --rate > 0")
-    click.echo(bench_arena(bots, seconds, concurrency, rate).summary())
+    if bots < 2 or seconds <= 0 or concurrency < 1 or rate <= 0 or sse < 0:
+        raise click.UsageError(
+            "--bots >= 2, --seconds > 0, --concurrency >= 1, --rate > 0, --sse >= 0"
+        )
+    click.echo(bench_arena(bots, seconds, concurrency, rate, sse).summary())
 
 
 @bench.command("referee")

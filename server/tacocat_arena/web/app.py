@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.web import api, organizer, pages, uploads
+from tacocat_arena.web.limits import StreamLimits, WebLimits, limited_protocol
 
 
 def create_app(arena: Arena) -> Starlette:
@@ -37,10 +38,12 @@ class _EmbeddedServer(uvicorn.Server):
         yield
 
 
-async def serve_web(arena: Arena, host: str, port: int) -> tuple[_EmbeddedServer, int]:
-    """Start the page on ``host:port`` (0 = a free port) on this loop; return the server and
-    its port once it listens (``server.should_exit = True`` then stops it).  OSError if the
-    address cannot be used."""
+async def serve_web(
+    arena: Arena, host: str, port: int, limits: WebLimits | None = None
+) -> tuple[_EmbeddedServer, int]:
+    """Start the page on ``host:port`` (0 = a free port) on this loop, within ``limits``
+    (``web/limits.py``); return the server and its port once it listens
+    (``server.should_exit = True`` then stops it).  OSError if the address cannot be used."""
     try:
         sock = socket.create_server((host, port), reuse_port=False)
     except OSError as error:
@@ -52,8 +55,12 @@ async def serve_web(arena: Arena, host: str, port: int) -> tuple[_EmbeddedServer
     # waits for the client's delayed ACK (about 40 ms on Linux) before its second part.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     bound = sock.getsockname()[1]
+    limits = limits or WebLimits()
     config = uvicorn.Config(
-        create_app(arena),
+        StreamLimits(create_app(arena), limits),
+        http=limited_protocol(limits),
+        timeout_keep_alive=limits.keep_alive_s,
+        backlog=limits.accept_batch,
         log_level="warning",
         lifespan="off",
         access_log=False,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from typing import Any
 
 from starlette.requests import Request
@@ -19,7 +20,7 @@ from tacocat_arena.play.narrate import narrate
 from tacocat_arena.report import FrameError, end_update, live_update, render_live, render_replay
 from tacocat_arena.web import views
 from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
-from tacocat_arena.web.streams import LIVE_POLL_S, event_stream
+from tacocat_arena.web.streams import LIVE_POLL_S, SharedRender, event_stream
 
 #: Where a game's page links back to, and what it calls it.
 BACK = ("/", "the arena's leaderboard")
@@ -44,16 +45,25 @@ async def index(request: Request) -> Response:
 
 
 async def index_events(request: Request) -> Response:
-    """The index page's stream: its sections re-rendered whenever one changes."""
+    """The index page's stream: its sections re-rendered whenever one changes (one render
+    per change for all the open pages)."""
     arena = arena_of(request)
+    shared = _INDEX_SECTIONS.get(arena)
+    if shared is None:
 
-    def sections() -> dict[str, str]:
-        context = index_context(arena)
-        return {
-            name: TEMPLATES.get_template(f"_{name}.html").render(context) for name in INDEX_SECTIONS
-        }
+        def sections() -> dict[str, str]:
+            context = index_context(arena)
+            return {
+                name: TEMPLATES.get_template(f"_{name}.html").render(context)
+                for name in INDEX_SECTIONS
+            }
 
-    return event_stream(arena, sections)
+        shared = _INDEX_SECTIONS[arena] = SharedRender(arena, sections)
+    return event_stream(arena, shared)
+
+
+#: The index's sections of each arena, shared by its streams.
+_INDEX_SECTIONS: weakref.WeakKeyDictionary[Arena, SharedRender] = weakref.WeakKeyDictionary()
 
 
 async def bot_page(request: Request) -> Response:
@@ -124,7 +134,7 @@ async def game_events(request: Request) -> Response:
         shown = {k: v for k, v in views.spectator_state(live).items() if k != "events"}
         return {"state": json.dumps({**shown, **live_update(views.live_frames(live))})}
 
-    return event_stream(arena, state, until="end", poll_s=LIVE_POLL_S)
+    return event_stream(arena, state, until="end", poll_s=LIVE_POLL_S, interval_s=LIVE_POLL_S)
 
 
 async def bot_data(arena: Arena, name: str) -> dict[str, Any] | None:
