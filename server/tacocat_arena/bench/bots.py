@@ -1,22 +1,34 @@
-"""``bench bots``: every built-in against every other, over duplicate pairs, in process.
+"""``bench bots``: every built-in against every other, over duplicate pairs.
 
-Each pairing plays ``pairs`` deals twice, the seats swapped (as tournaments do), on the
-engine with no referee; a pair's score is the first bot's mean over its two games (a win 1,
-a draw 1/2), and the table gives the mean over pairs with a 95% interval
-(``1.96 * sd / sqrt(pairs)``, the pairs being independent).  This is the ladder of baselines
+Each pairing plays ``pairs`` deals twice, the seats swapped (as tournaments do): on the
+engine with no referee, or with ``over_wire`` as users play them, each bot its own process
+(``python -m example_bots SPEC``, the SDK's ``run``) talking to a referee on loopback gRPC
+under its default clock (1 s a decision).  The games go one at a time in the same order
+both ways, so the bots, seeded alike, play the same moves (tests/test_parity.py): the two
+tables are equal unless a bot's code fails over the wire (``fallbacks``) or it runs out of
+time (``forfeits``), which the over-the-wire table counts.  A pair's score is the first
+bot's mean over its two games (a win 1, a draw 1/2), and the table gives the mean over pairs
+with a 95% interval (``1.96 * sd / sqrt(pairs)``, the pairs being independent).  This is the ladder of baselines
 that docs/sdk.md quotes.  Bots are seeded from ``seed`` so that a run can be repeated.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
+import os
+import resource
+import secrets
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
+from tacocat_arena.engine import DEFAULT_RULESET
 from tacocat_arena.play.local import play_game
+from tacocat_arena.referee import Referee, RefereeSettings, start_server
+from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 
 DEFAULT_LADDER = ("random", "greedy", "search", "ismcts")
 
@@ -29,6 +41,10 @@ class Pairing:
     second: str
     pair_scores: tuple[float, ...]
     cpu_seconds: float
+    #: Over the wire only: moves a bot's SDK played by default because its code raised, and
+    #: games lost by forfeit (a timeout, most likely), over both bots.
+    fallbacks: int = 0
+    forfeits: int = 0
 
     @property
     def score(self) -> float:
@@ -47,19 +63,25 @@ def bench_bots(
     *,
     pairs: int = 20,
     seed: int = 1,
+    over_wire: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[Pairing]:
-    """Play every pairing of ``specs`` (built-in names or ``builtin:NAME?key=value``)."""
+    """Play every pairing of ``specs`` (built-in names or ``builtin:NAME?key=value``), in
+    process or, with ``over_wire``, as bot processes over a loopback referee."""
     parsed = [parse_builtin(spec) for spec in specs]
+    play = _pairing_over_wire if over_wire else _pairing
     results = []
     for i, first in enumerate(parsed):
         for second in parsed[i + 1 :]:
-            results.append(_pairing(first, second, pairs, seed))
+            results.append(play(first, second, pairs, seed))
             if progress is not None:
                 last = results[-1]
+                failures = (
+                    f", {last.fallbacks} fallbacks, {last.forfeits} forfeits" if over_wire else ""
+                )
                 progress(
                     f"{first.label} vs {second.label}: {last.score:.3f} +- {last.half_width:.3f} "
-                    f"({last.cpu_seconds:.0f} s CPU)"
+                    f"({last.cpu_seconds:.0f} s CPU{failures})"
                 )
     return results
 
@@ -78,12 +100,80 @@ def _pairing(first: BuiltinSpec, second: BuiltinSpec, pairs: int, seed: int) -> 
     return Pairing(first.label, second.label, tuple(scores), time.process_time() - start)
 
 
+def _pairing_over_wire(first: BuiltinSpec, second: BuiltinSpec, pairs: int, seed: int) -> Pairing:
+    """``_pairing`` as users play it: the same deals and seeds, in the same order."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.process_time()
+    scores, fallbacks, forfeits = asyncio.run(
+        _wire_games((_seeded(first, seed), _seeded(second, seed + 1)), pairs, seed)
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = time.process_time() - start + children  # the referee's and both bots'
+    return Pairing(first.label, second.label, scores, cpu, fallbacks, forfeits)
+
+
+def _seeded(spec: BuiltinSpec, seed: int) -> BuiltinSpec:
+    """``spec`` with the seed ``_pairing`` gives its bot, unless it names one itself."""
+    if "seed" in spec.kwargs:
+        return spec
+    return BuiltinSpec(spec.name, (*spec.options, ("seed", seed)))
+
+
+async def _wire_games(
+    bots: tuple[BuiltinSpec, BuiltinSpec], pairs: int, seed: int
+) -> tuple[tuple[float, ...], int, int]:
+    names = ("first", "second")
+    tokens = {name: secrets.token_hex(16) for name in names}
+    referee = Referee(tokens, RefereeSettings())
+    server, port = await start_server(referee)
+    processes = []
+    try:
+        for name, spec in zip(names, bots, strict=True):
+            env = dict(
+                os.environ,
+                TACOCAT_ARENA_ADDRESS=f"127.0.0.1:{port}",
+                TACOCAT_ARENA_TOKEN=tokens[name],
+                TACOCAT_ARENA_BOT=name,
+            )
+            processes.append(
+                await asyncio.create_subprocess_exec(
+                    *spec.argv(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+            )
+        for name in names:
+            await referee.wait_for_session(name, 60)
+        scores, fallbacks, forfeits = [], 0, 0
+        for deal in range(pairs):
+            deal_seed = seed * 1_000_003 + deal
+            points = 0.0
+            for seat, seating in enumerate((names, names[::-1])):
+                report = await referee.play(
+                    f"d{deal}s{seat}", seating, seed=deal_seed, ruleset=DEFAULT_RULESET
+                )
+                points += _points(report.outcome.winner, seat)
+                fallbacks += sum(report.fallbacks)
+                forfeits += report.forfeit_by is not None
+            scores.append(points / 2)
+        await referee.end_all_sessions("bench over")
+        for process in processes:
+            await asyncio.wait_for(process.wait(), 30)
+        return tuple(scores), fallbacks, forfeits
+    finally:
+        for process in processes:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        await server.stop(1)
+
+
 def _points(winner: int | None, seat: int) -> float:
     return 0.5 if winner is None else float(winner == seat)
 
 
-def render_table(results: Sequence[Pairing]) -> str:
-    """A Markdown crosstable (row's score against column, 95% interval) and the ladder."""
+def render_table(results: Sequence[Pairing], *, over_wire: bool = False) -> str:
+    """A Markdown crosstable (row's score against column, 95% interval) and the ladder;
+    ``over_wire`` adds a line counting fallback moves and forfeits (0 is a figure too)."""
     names: list[str] = []
     for result in results:
         for name in (result.first, result.second):
@@ -104,4 +194,12 @@ def render_table(results: Sequence[Pairing]) -> str:
         row = [cell.get((name, other), "—") for other in names]
         mean = totals[name] / max(1, len(names) - 1)
         lines.append(f"| {name} | " + " | ".join(row) + f" | {mean:.2f} |")
+    if over_wire:
+        games = 2 * sum(len(r.pair_scores) for r in results)
+        lines += [
+            "",
+            f"Over the referee (loopback gRPC, bots as processes, 1 s a decision): {games} "
+            f"games, {sum(r.fallbacks for r in results)} fallback moves (a bot's code "
+            f"raised), {sum(r.forfeits for r in results)} forfeits.",
+        ]
     return "\n".join(lines)

@@ -236,7 +236,13 @@ def bench_report_command(games: int, bots: int) -> None:
     help="A built-in, e.g. search or 'builtin:search?budget=30' (repeatable; default: the "
     "ladder random, greedy, search, ismcts).",
 )
-def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...]) -> None:
+@click.option(
+    "--over-wire",
+    is_flag=True,
+    help="Play as users do: each bot its own process, over a referee on loopback gRPC (1 s a "
+    "decision); the table then counts fallback moves and forfeits.",
+)
+def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...], over_wire: bool) -> None:
     """Every built-in against every other over duplicate pairs: a table of scores with 95%
     intervals (the ladder of baselines in docs/sdk.md)."""
     from tacocat_arena.bench.bots import DEFAULT_LADDER, bench_bots, render_table
@@ -249,11 +255,12 @@ def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...]) -> None:
             bots or DEFAULT_LADDER,
             pairs=pairs,
             seed=seed,
+            over_wire=over_wire,
             progress=lambda t: click.echo(t, err=True),
         )
     except BuiltinError as error:
         raise click.ClickException(str(error)) from None
-    click.echo(render_table(results))
+    click.echo(render_table(results, over_wire=over_wire))
 
 
 @bench.command("envs")
