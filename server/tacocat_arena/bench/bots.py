@@ -8,8 +8,9 @@ both ways, so the bots, seeded alike, play the same moves (tests/test_parity.py)
 tables are equal unless a bot's code fails over the wire (``fallbacks``) or it runs out of
 time (``forfeits``), which the over-the-wire table counts.  A pair's score is the first
 bot's mean over its two games (a win 1, a draw 1/2), and the table gives the mean over pairs
-with a 95% interval (``1.96 * sd / sqrt(pairs)``, the pairs being independent).  This is the ladder of baselines
-that docs/sdk.md quotes.  Bots are seeded from ``seed`` so that a run can be repeated.
+with a 95% interval (``1.96 * sd / sqrt(pairs)``, the pairs being independent).  This is
+the ladder of baselines that docs/sdk.md quotes.  Bots are seeded from ``seed`` so that a
+run can be repeated.
 """
 
 from __future__ import annotations
