@@ -26,6 +26,19 @@ def test_bench_bots_scores_every_pairing_over_duplicate_pairs():
     assert len(table.splitlines()) == 5
 
 
+def test_bench_bots_over_the_wire_plays_the_very_games_it_plays_in_process():
+    """Bot processes over a loopback referee, seeded as in process: the same moves (the
+    parity of tests/test_parity.py), so the same pair scores, with no fallback or forfeit."""
+    specs = ["random", "builtin:greedy?epsilon=0.3", "builtin:ismcts?iterations=20"]
+    local = bench_bots(specs, pairs=2, seed=4)
+    wire = bench_bots(specs, pairs=2, seed=4, over_wire=True)
+    assert [r.pair_scores for r in wire] == [r.pair_scores for r in local]
+    assert [(r.fallbacks, r.forfeits) for r in wire] == [(0, 0)] * 3
+    assert render_table(wire, over_wire=True).endswith(
+        "12 games, 0 fallback moves (a bot's code raised), 0 forfeits."
+    )
+
+
 def test_bench_bots_command_prints_the_table_and_refuses_a_bad_spec():
     runner = CliRunner()
     result = runner.invoke(
