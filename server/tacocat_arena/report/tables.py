@@ -147,6 +147,11 @@ def standings_row_dict(row: StandingsRow) -> dict[str, object]:
     return {column: getattr(row, column) for column in STANDINGS_COLUMNS}
 
 
+#: The standings' column headings in report.md and on the terminal (short, with a legend).
+_MD_HEADERS = "Rank Bot Games W L D Score Elo ±95% Forfeits Errors ms/decision".split()
+_TERMINAL_HEADERS = "# Bot Games W L D Score Elo ±95% Forf Err ms/dec".split()
+
+
 def write_report_md(
     path: PathLike,
     rows: Sequence[StandingsRow],
@@ -179,20 +184,7 @@ def write_report_md(
             "",
         ]
     lines += _md_table(
-        [
-            "Rank",
-            "Bot",
-            "Games",
-            "W",
-            "L",
-            "D",
-            "Score",
-            "Elo",
-            "±95%",
-            "Forfeits",
-            "Errors",
-            "ms/decision",
-        ],
+        list(_MD_HEADERS),
         [
             [
                 str(row.rank),
@@ -249,20 +241,7 @@ def write_report_md(
 def render_standings(rows: Sequence[StandingsRow], *, title: str | None = "Standings") -> Table:
     """The standings as a rich table for the terminal, with a legend of its short headers."""
     table = Table(title=title, caption=STANDINGS_LEGEND, caption_justify="left")
-    for header in (
-        "#",
-        "Bot",
-        "Games",
-        "W",
-        "L",
-        "D",
-        "Score",
-        "Elo",
-        "±95%",
-        "Forf",
-        "Err",
-        "ms/dec",
-    ):
+    for header in _TERMINAL_HEADERS:
         table.add_column(header, justify="left" if header == "Bot" else "right")
     for row in rows:
         table.add_row(
