@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tacocat_arena.engine import DEFAULT_RULESET
+from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 from tacocat_arena.play.local import play_game
 from tacocat_arena.referee import Referee, RefereeSettings, start_server
-from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 
 DEFAULT_LADDER = ("random", "greedy", "search", "ismcts")
 
