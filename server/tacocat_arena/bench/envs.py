@@ -1,28 +1,69 @@
-"""``bench envs``: steps per second of each learning-library wrapper, and of the engine.
+"""``bench envs``: steps per second of each learning-library adapter, here and at another commit.
 
-Every wrapper is driven the way a learner drives it, with uniformly random legal ids from
-its own action mask or legal-action list, for the same number of games, and timed in CPU
-seconds of this process (one core).  A *step* is one flat id (``envs.codec``); the engine's
-own rate is given both per decision (one whole action of one seat) and per flat step, so the
-cost of each wrapper reads as a ratio.  A library that is not installed is reported as such.
+Every adapter is driven the way a learner drives it, with uniformly random legal ids from its
+own action mask or legal-action list, until a loop has taken at least ``steps`` flat steps
+(``envs.codec``), and timed in CPU seconds of the process that runs it (one core).  The peers,
+PettingZoo's Leduc hold'em and OpenSpiel's pure-Python Kuhn poker, go through the same loops.
+
+Each measurement runs in a child process started from this file, with the tree it measures
+first on ``sys.path``: this tree, and with ``against`` a git worktree of another commit in a
+temporary folder, so both trees are driven by the same loops (this file's) in the same run.
+Rounds alternate the order of the trees, and each figure is the median over the rounds; the
+ratio of each round's two figures is given too, since a shared machine's load moves between
+rounds more than within one.
+
+This module imports nothing of ``tacocat_arena`` at its top: the loops import each adapter
+when they run it, from whichever tree the child has on its path.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from tacocat_arena.bench.engine import bench_engine
+#: The loops of the adapters (both trees), in the order they are printed.
+ADAPTERS = (
+    "engine (decisions)",
+    "StepGame (flat steps)",
+    "PettingZoo raw_env",
+    "Gymnasium vs builtin:random",
+    "OpenSpiel python_tacocat",
+)
+#: The peers' loops (run in this tree's child only: they do not depend on the tree).
+PEERS = ("PettingZoo leduc_holdem_v4 (peer)", "OpenSpiel python_kuhn_poker (peer)")
+
+#: The repository this file belongs to, when it is run from a checkout (not an installation).
+_ROOT = Path(__file__).resolve().parents[3]
+
+#: What a child runs: the measured tree first on the path, then this file as ``__main__``.
+_CHILD = (
+    "import runpy, sys\n"
+    "tree = sys.argv[1]\n"
+    "if tree:\n"
+    "    sys.path[:0] = [tree + '/server', tree + '/client_sdk', tree]\n"
+    "runpy.run_path(sys.argv[2], run_name='__main__')\n"
+)
+
+
+class BenchError(Exception):
+    """The comparison cannot be made (no checkout, unknown commit, a child that failed)."""
 
 
 @dataclass(frozen=True)
-class EnvFigures:
-    """One wrapper's measurement (``steps`` is None when its library is missing)."""
+class Sample:
+    """One loop's run in one round: flat steps (None if its library is missing), CPU time."""
 
-    name: str
-    games: int
     steps: int | None
     cpu_seconds: float
     note: str = ""
@@ -32,50 +73,257 @@ class EnvFigures:
         return (self.steps or 0) / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
-def _timed(name: str, games: int, run: Callable[[], int]) -> EnvFigures:
+@dataclass(frozen=True)
+class LoopFigures:
+    """One loop of one tree over every round."""
+
+    name: str
+    samples: tuple[Sample, ...]
+
+    @property
+    def missing(self) -> str:
+        """Why the loop did not run ('' if it did)."""
+        return next((s.note for s in self.samples if s.steps is None), "")
+
+    @property
+    def steps_per_second(self) -> float:
+        """The median over the rounds."""
+        return statistics.median(s.steps_per_second for s in self.samples)
+
+    @property
+    def microseconds_per_step(self) -> float:
+        """The median CPU time of one step over the rounds."""
+        return statistics.median(1e6 * s.cpu_seconds / (s.steps or 1) for s in self.samples)
+
+
+@dataclass(frozen=True)
+class EnvsComparison:
+    """What ``bench envs`` measured: this tree's loops, the peers' and, with ``against``,
+    the other tree's."""
+
+    rounds: int
+    steps: int
+    this: str
+    other: str | None
+    loops: tuple[LoopFigures, ...]
+    peers: tuple[LoopFigures, ...]
+    other_loops: tuple[LoopFigures, ...] | None
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    def ratios(self, name: str) -> tuple[float, list[float]] | None:
+        """This tree's median over the other's for loop ``name``, and each round's ratio."""
+        if self.other_loops is None:
+            return None
+        mine = next(f for f in self.loops if f.name == name)
+        theirs = next(f for f in self.other_loops if f.name == name)
+        if mine.missing or theirs.missing:
+            return None
+        each = [
+            a.steps_per_second / b.steps_per_second
+            for a, b in zip(mine.samples, theirs.samples, strict=True)
+        ]
+        return mine.steps_per_second / theirs.steps_per_second, each
+
+
+def bench_envs(
+    steps: int, *, rounds: int = 5, against: str | None = None, seed: int = 1
+) -> EnvsComparison:
+    """Measure this tree's loops (and the peers') ``rounds`` times, interleaved with a worktree
+    of commit ``against`` when given; raise ``BenchError`` if it cannot be made."""
+    this = _ROOT if (_ROOT / "server" / "tacocat_arena").is_dir() else None
+    load_before = os.getloadavg()
+    with _worktree(against) as other:
+        mine: list[dict[str, Sample]] = []
+        theirs: list[dict[str, Sample]] = []
+        for index in range(rounds):
+            order = [(this, mine, True)]
+            if other is not None:
+                order.append((other[1], theirs, False))
+                if index % 2:
+                    order.reverse()
+            for tree, into, peers in order:
+                into.append(_run_child(tree, steps, seed + index, peers))
+        label = _describe_this(this)
+        return EnvsComparison(
+            rounds=rounds,
+            steps=steps,
+            this=label,
+            other=None if other is None else other[0],
+            loops=_figures(ADAPTERS, mine),
+            peers=_figures(PEERS, mine),
+            other_loops=None if other is None else _figures(ADAPTERS, theirs),
+            load_before=load_before,
+            load_after=os.getloadavg(),
+        )
+
+
+def _figures(names: tuple[str, ...], rounds: list[dict[str, Sample]]) -> tuple[LoopFigures, ...]:
+    return tuple(LoopFigures(name, tuple(r[name] for r in rounds)) for name in names)
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", "-C", str(_ROOT), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+    return done.stdout.strip()
+
+
+def _describe_this(this: Path | None) -> str:
+    if this is None:
+        return "the installed package"
+    try:
+        head = _git("rev-parse", "--short", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+    except BenchError:
+        return str(this)
+    return f"{this} at {head}{' with uncommitted changes' if dirty else ''}"
+
+
+@contextmanager
+def _worktree(rev: str | None) -> Iterator[tuple[str, Path] | None]:
+    """A detached git worktree of ``rev`` in a temporary folder (removed after), or None."""
+    if rev is None:
+        yield None
+        return
+    if not (_ROOT / "server" / "tacocat_arena").is_dir():
+        raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
+    commit = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-envs-") as folder:
+        path = Path(folder) / "tree"
+        _git("worktree", "add", "--detach", "--quiet", str(path), commit)
+        try:
+            yield f"{rev} ({commit[:7]})", path
+        finally:
+            subprocess.run(
+                ["git", "-C", str(_ROOT), "worktree", "remove", "--force", str(path)],
+                capture_output=True,
+            )
+
+
+def _run_child(tree: Path | None, steps: int, seed: int, peers: bool) -> dict[str, Sample]:
+    """One round of every loop in a child process with ``tree`` first on its path."""
+    names = [*ADAPTERS, *(PEERS if peers else ())]
+    command = [sys.executable, "-c", _CHILD, str(tree or ""), __file__, json.dumps(names)]
+    command += [str(steps), str(seed)]
+    done = subprocess.run(
+        command, capture_output=True, text=True, cwd=tree or None, env=_child_environment()
+    )
+    if done.returncode != 0:
+        raise BenchError(f"the child measuring {tree or 'this tree'} failed:\n{done.stderr}")
+    answer = json.loads(done.stdout.splitlines()[-1])
+    if tree is not None and not Path(answer["package"]).is_relative_to(tree):
+        raise BenchError(f"the child measuring {tree} imported {answer['package']} instead")
+    return {name: Sample(*answer["samples"][name]) for name in names}
+
+
+def _child_environment() -> dict[str, str]:
+    environment = dict(os.environ)
+    environment.pop("PYTHONPATH", None)
+    return environment
+
+
+def render_comparison(comparison: EnvsComparison) -> list[str]:
+    """The lines ``bench envs`` prints: a row per loop, medians over the rounds, the ratios."""
+    c = comparison
+    other = c.other_loops
+    lines = [
+        f"bench envs: {c.rounds} round(s), each loop >= {c.steps:,} flat steps a round, "
+        "CPU time of its own process (one core); medians over the rounds",
+        f"this tree: {c.this}",
+    ]
+    if c.other is not None:
+        lines.append(f"against:   {c.other}, a worktree, rounds interleaved")
+    lines.append(
+        f"load average {_load(c.load_before)} before, {_load(c.load_after)} after, "
+        f"on {os.cpu_count()} cores"
+    )
+    header = f"{'loop':36} {'steps/s':>9} {'us/step':>8}"
+    if other is not None:
+        header += f" {'against':>9} {'us/step':>8}  ratio (each round)"
+    lines += ["", header]
+    for index, mine in enumerate(c.loops):
+        if mine.missing:
+            lines.append(f"{mine.name:36} {mine.missing}")
+            continue
+        row = f"{mine.name:36} {_rate(mine)}"
+        if other is not None:
+            theirs = other[index]
+            ratios = c.ratios(mine.name)
+            if theirs.missing or ratios is None:
+                row += f" {theirs.missing or 'not measured'}"
+            else:
+                median, each = ratios
+                rounds = " ".join(f"{r:.2f}" for r in each)
+                row += f" {_rate(theirs)}  {median:.2f}x ({rounds})"
+        lines.append(row)
+    lines += ["", "peers, through the same loops (this tree's process):"]
+    for peer, ours in zip(c.peers, (c.loops[2], c.loops[4]), strict=True):
+        if peer.missing:
+            lines.append(f"{peer.name:36} {peer.missing}")
+            continue
+        versus = (
+            f"  ours {ours.steps_per_second / peer.steps_per_second:.2f}x of it"
+            if not ours.missing
+            else ""
+        )
+        lines.append(f"{peer.name:36} {_rate(peer)}{versus}")
+    return lines
+
+
+def _rate(figures: LoopFigures) -> str:
+    return f"{figures.steps_per_second:>9,.0f} {figures.microseconds_per_step:>8.1f}"
+
+
+def _load(load: tuple[float, float, float]) -> str:
+    return " ".join(f"{x:.2f}" for x in load)
+
+
+# -- the loops (run in a child, with the measured tree on the path) ---------------------------
+
+
+def _timed(loop: Callable[[int, int], int], steps: int, seed: int) -> tuple[int | None, float, str]:
     try:
         start = time.process_time()
-        steps = run()
-        return EnvFigures(name, games, steps, time.process_time() - start)
+        taken = loop(steps, seed)
+        return taken, time.process_time() - start, ""
     except ImportError as error:
-        return EnvFigures(name, games, None, 0.0, f"not installed ({error.name})")
+        return None, 0.0, f"not installed ({error.name})"
 
 
-def bench_envs(games: int, *, seed: int = 1) -> list[EnvFigures]:
-    """Play ``games`` random games through the engine and through each wrapper."""
-    engine = bench_engine(games, seed=seed)
-    figures = [
-        EnvFigures("engine (decisions)", games, engine.decisions, engine.cpu_seconds),
-        _timed("engine in flat steps (StepGame)", games, lambda: _step_games(games, seed)),
-        _timed("PettingZoo raw_env", games, lambda: _pettingzoo(games, seed)),
-        _timed("Gymnasium vs builtin:random", games, lambda: _gymnasium(games, seed)),
-        _timed("OpenSpiel python_tacocat", games, lambda: _openspiel(games, seed)),
-    ]
-    return figures
+def _engine(steps: int, seed: int) -> int:
+    from tacocat_arena.play.local import play_game
+    from tacocat_arena.play.policies import RandomPolicy
+
+    policies = (RandomPolicy(random.Random(2 * seed)), RandomPolicy(random.Random(2 * seed + 1)))
+    decisions = index = 0
+    while decisions < steps:
+        decisions += play_game(policies, seed=seed * 1_000_003 + index).decisions
+        index += 1
+    return decisions
 
 
-def _step_games(games: int, seed: int) -> int:
+def _step_game(steps: int, seed: int) -> int:
     from tacocat_arena.envs.steps import StepGame
 
     rng = random.Random(seed)
-    steps = 0
-    for index in range(games):
+    taken = index = 0
+    while taken < steps:
         game = StepGame(seed=seed * 1_000_003 + index)
+        index += 1
         while not game.is_over:
             legal = game.legal_ids()
             game.step(legal[int(rng.random() * len(legal))])
-            steps += 1
-    return steps
+            taken += 1
+    return taken
 
 
-def _pettingzoo(games: int, seed: int) -> int:
-    from tacocat_arena.envs.pettingzoo import raw_env
-
+def _aec(environment: Any, steps: int, seed: int) -> int:
+    """A PettingZoo AEC loop: seeded once, then reset after every game."""
     rng = random.Random(seed)
-    environment = raw_env()
-    steps = 0
-    for index in range(games):
-        environment.reset(seed=seed * 1_000_003 + index)
+    environment.reset(seed=seed)
+    taken = 0
+    while True:
         for _agent in environment.agent_iter():
             observation, _, termination, truncation, _ = environment.last()
             if termination or truncation:
@@ -83,39 +331,97 @@ def _pettingzoo(games: int, seed: int) -> int:
                 continue
             legal = observation["action_mask"].nonzero()[0]
             environment.step(int(legal[int(rng.random() * len(legal))]))
-            steps += 1
-    return steps
+            taken += 1
+        if taken >= steps:
+            return taken
+        environment.reset()
 
 
-def _gymnasium(games: int, seed: int) -> int:
+def _pettingzoo(steps: int, seed: int) -> int:
+    from tacocat_arena.envs.pettingzoo import raw_env
+
+    return _aec(raw_env(), steps, seed)
+
+
+def _leduc(steps: int, seed: int) -> int:
+    from pettingzoo.classic import leduc_holdem_v4
+
+    return _aec(leduc_holdem_v4.raw_env(), steps, seed)
+
+
+def _gymnasium(steps: int, seed: int) -> int:
     from tacocat_arena.envs.gymnasium import TacocatEnv
 
     rng = random.Random(seed)
     environment = TacocatEnv(opponent="builtin:random", seat=None)
-    steps = 0
-    for index in range(games):
-        _, info = environment.reset(seed=seed * 1_000_003 + index)
+    _, info = environment.reset(seed=seed)
+    taken = 0
+    while True:
         terminated = False
         while not terminated:
             legal = info["action_mask"].nonzero()[0]
             _, _, terminated, _, info = environment.step(int(legal[int(rng.random() * len(legal))]))
-            steps += 1
-    return steps
+            taken += 1
+        if taken >= steps:
+            return taken
+        _, info = environment.reset()
 
 
-def _openspiel(games: int, seed: int) -> int:
+def _spiel(name: str, steps: int, seed: int) -> int:
+    """An OpenSpiel loop; a chance node with many outcomes (the tacocat deal) is dealt by
+    index, one with few (Kuhn's cards) from its listed outcomes."""
     import pyspiel
-
-    import tacocat_arena.envs.openspiel  # noqa: F401  (registers the game)
+    from open_spiel.python import games  # noqa: F401  (registers python_kuhn_poker)
 
     rng = random.Random(seed)
-    game = pyspiel.load_game("python_tacocat")
-    steps = 0
-    for index in range(games):
+    game = pyspiel.load_game(name)
+    deals = game.max_chance_outcomes()
+    taken = index = 0
+    while taken < steps:
         state = game.new_initial_state()
-        state.apply_action((seed * 1_000_003 + index) % game.max_chance_outcomes())
+        index += 1
         while not state.is_terminal():
+            if state.is_chance_node():
+                if deals > 64:
+                    state.apply_action((seed * 1_000_003 + index) % deals)
+                else:
+                    outcomes = state.chance_outcomes()
+                    state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                continue
             legal = state.legal_actions()
             state.apply_action(legal[int(rng.random() * len(legal))])
-            steps += 1
-    return steps
+            taken += 1
+    return taken
+
+
+def _openspiel(steps: int, seed: int) -> int:
+    import tacocat_arena.envs.openspiel  # noqa: F401  (registers python_tacocat)
+
+    return _spiel("python_tacocat", steps, seed)
+
+
+def _kuhn(steps: int, seed: int) -> int:
+    return _spiel("python_kuhn_poker", steps, seed)
+
+
+_LOOPS: dict[str, Callable[[int, int], int]] = {
+    ADAPTERS[0]: _engine,
+    ADAPTERS[1]: _step_game,
+    ADAPTERS[2]: _pettingzoo,
+    ADAPTERS[3]: _gymnasium,
+    ADAPTERS[4]: _openspiel,
+    PEERS[0]: _leduc,
+    PEERS[1]: _kuhn,
+}
+
+
+def _child_main(argv: list[str]) -> None:
+    names, steps, seed = json.loads(argv[0]), int(argv[1]), int(argv[2])
+    samples = {name: _timed(_LOOPS[name], steps, seed) for name in names}
+    import tacocat_arena
+
+    print(json.dumps({"package": tacocat_arena.__file__, "samples": samples}))
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[3:])  # after -c's own: the tree and this file

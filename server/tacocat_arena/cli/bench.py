@@ -264,23 +264,33 @@ def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...], over_wire: 
 
 
 @bench.command("envs")
-@click.option("--games", "-n", default=200, show_default=True, help="Random games per wrapper.")
+@click.option(
+    "--steps", "-n", default=20_000, show_default=True, help="Flat steps per loop and round."
+)
+@click.option("--rounds", default=5, show_default=True, help="Rounds (medians are over them).")
+@click.option(
+    "--against",
+    metavar="REV",
+    default=None,
+    help="Also measure commit REV (a git worktree in a temporary folder), interleaved.",
+)
 @click.option("--seed", default=1, show_default=True, help="Seed of the deals and moves.")
-def bench_envs_command(games: int, seed: int) -> None:
-    """Steps per CPU second of the engine and of each learning-library wrapper (envs/)."""
-    from tacocat_arena.bench.envs import bench_envs
+def bench_envs_command(steps: int, rounds: int, against: str | None, seed: int) -> None:
+    """Steps per CPU second of the engine and of each learning-library adapter (envs/), and
+    of the peers (PettingZoo's Leduc hold'em, OpenSpiel's Kuhn poker) through the same loops;
+    with --against REV, of REV's adapters too, in the same run, with the ratios."""
+    from tacocat_arena.bench.envs import BenchError, bench_envs, render_comparison
 
-    if games < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--games")
-    figures = bench_envs(games, seed=seed)
-    engine_steps = figures[1].steps_per_second or 1.0
-    for f in figures:
-        if f.steps is None:
-            click.echo(f"{f.name:34} {f.note}")
-            continue
-        ratio = "" if f is figures[0] else f"  ({f.steps_per_second / engine_steps:.2f} x StepGame)"
-        rate = f"{f.steps_per_second:>10,.0f} /s"
-        click.echo(f"{f.name:34} {rate}  {f.steps:>8} in {f.cpu_seconds:.2f} s{ratio}")
+    if steps < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--steps")
+    if rounds < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--rounds")
+    try:
+        comparison = bench_envs(steps, rounds=rounds, against=against, seed=seed)
+    except BenchError as error:
+        raise click.ClickException(str(error)) from error
+    for line in render_comparison(comparison):
+        click.echo(line)
 
 
 @bench.command("arena")

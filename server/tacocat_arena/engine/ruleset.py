@@ -92,6 +92,7 @@ class Ruleset:
             value for value, count in sorted(self.deck.items()) for _ in range(count)
         )
         object.__setattr__(self, "_cards", sorted_cards)
+        object.__setattr__(self, "_deck_size", len(sorted_cards))
 
     # -- derived values -------------------------------------------------------------------
     @property
@@ -106,8 +107,8 @@ class Ruleset:
 
     @property
     def deck_size(self) -> int:
-        """Number of cards in the deck."""
-        return sum(self.deck.values())
+        """Number of cards in the deck (counted once: encoders read it at every step)."""
+        return self._deck_size  # type: ignore[attr-defined]
 
     def cards(self) -> list[int]:
         """The whole deck as a sorted list of card values (C2)."""
@@ -136,6 +137,7 @@ class Ruleset:
                 f"hand_sizes: needs an odd number of spaces so there is a centre (S1); "
                 f"got {self.spaces}"
             )
+        deck_size = sum(self.deck.values())  # validated counts; deck_size is set after this
         # Indexes count from 0 as in TOML and Python; the space each one describes is named
         # too, since board positions count from 1.
         for index, size in enumerate(self.hand_sizes):
@@ -144,9 +146,9 @@ class Ruleset:
                 raise RulesetError(f"{where}: must be an integer, got {size!r}")
             if size < 2:
                 raise RulesetError(f"{where}: must be >= 2 (C3), got {size}")
-            if 4 * size > self.deck_size:
+            if 4 * size > deck_size:
                 raise RulesetError(
-                    f"{where}: 4 x {size} exceeds the deck of {self.deck_size} "
+                    f"{where}: 4 x {size} exceeds the deck of {deck_size} "
                     "cards; deal plus full replacement could exhaust the draw pile (C3)"
                 )
         if len(self.arrows) != self.spaces:
@@ -244,18 +246,22 @@ def _parse_fields(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _FrozenDeck(Mapping[int, int]):
-    """An immutable, hashable value -> count mapping."""
+    """An immutable, hashable value -> count mapping.
 
-    __slots__ = ("_items",)
+    The sorted items make the hash and the order; a private dict beside them makes a look-up
+    O(1) (encoders read a count for every card of every observation)."""
+
+    __slots__ = ("_items", "_counts")
 
     def __init__(self, source: Mapping[int, int]) -> None:
         self._items = tuple(sorted(dict(source).items()))
+        self._counts = dict(self._items)
 
     def __getitem__(self, key: int) -> int:
-        for value, count in self._items:
-            if value == key:
-                return count
-        raise KeyError(key)
+        return self._counts[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._counts
 
     def __iter__(self) -> Iterator[int]:
         return (value for value, _ in self._items)

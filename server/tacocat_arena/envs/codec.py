@@ -18,8 +18,7 @@ path reaches an illegal one.  docs/envs.md has the table.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from tacocat_arena.engine import (
@@ -37,6 +36,10 @@ from tacocat_arena.engine import (
 )
 
 Answer = Card | None
+_LegalKey = tuple[DecisionKind, tuple[Card, ...], tuple[Answer, ...], int]
+_AttackSteps = dict[tuple[Answer, ...], tuple[int, ...]]
+#: How many answers each of a codec's tables keeps before it starts again (a few MB at most).
+_TABLE_LIMIT = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,15 @@ class ActionCodec:
     """The flat action ids of one ruleset's deck: ``card(v)`` ids, then DONE, then SACRIFICE."""
 
     values: tuple[Card, ...]
+    # Per-codec constants and tables, made once (a codec is made once per ruleset, ``of``).
+    _index: dict[Card, int] = field(init=False, repr=False, compare=False)
+    _legal: dict[_LegalKey, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    _attacks: dict[tuple[Card, ...], _AttackSteps] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {v: i for i, v in enumerate(self.values)})
+        object.__setattr__(self, "_legal", {})
+        object.__setattr__(self, "_attacks", {})
 
     @classmethod
     def of(cls, ruleset: Ruleset) -> ActionCodec:
@@ -67,7 +79,7 @@ class ActionCodec:
 
     def card(self, value: Card) -> int:
         """The id of card value ``value``."""
-        return self._index()[value]
+        return self._index[value]
 
     def value(self, action_id: int) -> Card:
         """The card value of a ``card(v)`` id."""
@@ -82,44 +94,76 @@ class ActionCodec:
         return str(self.values[action_id])
 
     def legal_ids(self, view: SeatView, chosen: tuple[Answer, ...]) -> tuple[int, ...]:
-        """The ids legal for ``view``'s pending decision after the choices ``chosen``, ascending."""
+        """The ids legal for ``view``'s pending decision after the choices ``chosen``, ascending.
+
+        A function of the hand, the choices and the decision's one other input (the attack
+        card being answered, or ``max_replace``), so each answer is kept in a bounded table:
+        a learner meets the same few thousand of them again and again."""
         kind, hand = view.kind, view.hand
         if kind is None:
             return ()
-        index = self._index()
+        if kind is DecisionKind.ATTACK:
+            steps = self._attacks.get(hand)
+            if steps is None:
+                if len(self._attacks) >= _TABLE_LIMIT:
+                    self._attacks.clear()
+                steps = self._attacks[hand] = _attack_steps(self, hand)
+            return steps.get(chosen, ())
+        key: _LegalKey
+        if kind is DecisionKind.DEFEND:
+            key = (kind, hand, chosen, view.current_attack[len(chosen)])
+        elif kind is DecisionKind.REPLACE:
+            key = (kind, hand, chosen, view.max_replace)
+        else:
+            key = (kind, hand, chosen, 0)
+        table = self._legal
+        ids = table.get(key)
+        if ids is None:
+            if len(table) >= _TABLE_LIMIT:
+                table.clear()
+            ids = table[key] = self._enumerate(kind, hand, chosen, key[3])
+        return ids
+
+    def _enumerate(
+        self, kind: DecisionKind, hand: tuple[Card, ...], chosen: tuple[Answer, ...], limit: int
+    ) -> tuple[int, ...]:
+        index = self._index
         if kind is DecisionKind.DUEL:
             return tuple(index[v] for v in sorted(set(hand)))
-        if kind is DecisionKind.ATTACK:
-            return _attack_steps(self, hand).get(chosen, ())
-        if kind is DecisionKind.DEFEND:
-            pool = Counter(hand)
-            pool.subtract(a for a in chosen if a is not None)
-            against = view.current_attack[len(chosen)]
-            fitting = sorted(v for v, n in pool.items() if n > 0 and v >= against)
+        rest = list(hand)
+        for answer in chosen:
+            if answer is not None:
+                rest.remove(answer)
+        if kind is DecisionKind.DEFEND:  # ``limit`` is the attack card being answered (P4)
+            fitting = sorted({v for v in rest if v >= limit})
             return (*(index[v] for v in fitting), self.sacrifice)
-        # REPLACE: ascending cards, at most max_replace of them (R1, R2).
-        ids: list[int] = []
-        if len(chosen) < view.max_replace:
-            pool = Counter(hand)
-            pool.subtract(chosen)  # type: ignore[arg-type]
-            floor = chosen[-1] if chosen else None
-            ids = [index[v] for v in sorted(pool) if pool[v] > 0 and (floor is None or v >= floor)]
-        return (*ids, self.done)
+        # REPLACE: ascending cards, at most ``limit`` (max_replace) of them (R1, R2).
+        if len(chosen) >= limit:
+            return (self.done,)
+        floor = chosen[-1] if chosen else None
+        fitting = sorted({v for v in rest if floor is None or v >= floor})
+        return (*(index[v] for v in fitting), self.done)
 
     def step(
-        self, view: SeatView, chosen: tuple[Answer, ...], action_id: int
+        self,
+        view: SeatView,
+        chosen: tuple[Answer, ...],
+        action_id: int,
+        legal: tuple[int, ...] | None = None,
     ) -> tuple[tuple[Answer, ...], Action | None]:
         """Take one step: the choices so far, and the engine action once it is complete.
 
-        Raises ``IllegalActionError`` (naming the rule of the decision) for an id that is not
-        legal now; ``chosen`` is never changed.
+        ``legal`` is ``legal_ids(view, chosen)`` when the caller has it already (a step game
+        keeps it for the step).  Raises ``IllegalActionError`` (naming the rule of the
+        decision) for an id that is not legal now; ``chosen`` is never changed.
         """
-        legal = self.legal_ids(view, chosen)
+        if legal is None:
+            legal = self.legal_ids(view, chosen)
         if action_id not in legal:
             raise IllegalActionError(
                 _RULE.get(view.kind, "A0") if view.kind is not None else "W1",
                 f"action id {action_id!r} ({self._describe(action_id)}) is not legal now; "
-                f"legal: {', '.join(self.name(i) for i in legal) or 'none'}",
+                f"legal ids: {', '.join(f'{i} ({self.label(i)})' for i in legal) or 'none'}",
             )
         kind = view.kind
         if kind is DecisionKind.DUEL:
@@ -133,21 +177,24 @@ class ActionCodec:
             return (), Defend(chosen)
         return chosen, None
 
+    def label(self, action_id: int) -> str:
+        """What an id means, said so that it cannot be taken for an id: ``"card 7"``,
+        ``"done"`` or ``"sacrifice"`` (error messages list ids with their labels)."""
+        name = self.name(action_id)
+        return name if action_id >= self.done else f"card {name}"
+
     def path(self, action: Action) -> tuple[int, ...]:
         """The ids that build ``action`` (the inverse of ``step``): for tests and teaching."""
-        index = self._index()
+        index = self._index
         if isinstance(action, Duel):
             return (index[action.card],)
         if isinstance(action, Defend):
             return tuple(self.sacrifice if a is None else index[a] for a in action.answers)
         return (*(index[c] for c in sorted(action.cards)), self.done)
 
-    def _index(self) -> dict[Card, int]:
-        return _value_index(self.values)
-
     def _describe(self, action_id: object) -> str:
         if isinstance(action_id, int) and 0 <= action_id < self.size:
-            return self.name(action_id)
+            return self.label(action_id)
         return f"outside 0..{self.size - 1}"
 
 
@@ -164,18 +211,10 @@ def _codec(ruleset: Ruleset) -> ActionCodec:
     return ActionCodec(tuple(sorted(set(ruleset.cards()))))
 
 
-@lru_cache(maxsize=64)
-def _value_index(values: tuple[Card, ...]) -> dict[Card, int]:
-    return {value: index for index, value in enumerate(values)}
-
-
-@lru_cache(maxsize=65536)
-def _attack_steps(
-    codec: ActionCodec, hand: tuple[Card, ...]
-) -> dict[tuple[Answer, ...], tuple[int, ...]]:
+def _attack_steps(codec: ActionCodec, hand: tuple[Card, ...]) -> _AttackSteps:
     """For a hand, every prefix of a legal attack mapped to its legal next ids (the prefix
     trie of ``legal_attacks``, which lists each attack as a sorted tuple)."""
-    index = _value_index(codec.values)
+    index = codec._index
     steps: dict[tuple[Answer, ...], set[int]] = {}
     for attack in legal_attacks(hand):
         for length in range(len(attack)):

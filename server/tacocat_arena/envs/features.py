@@ -8,7 +8,7 @@ Card counts are divided by the deck's copies of the value, sizes by the largest 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from tacocat_arena.engine import Card, DecisionKind, Ruleset, SeatView
@@ -25,6 +25,11 @@ class Features:
     ruleset: Ruleset
     values: tuple[Card, ...]
     names: tuple[str, ...]
+    # The ruleset's constants, worked out once (``of`` makes one layout per ruleset).
+    _layout: _Layout = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_layout", _Layout(self.ruleset, self.values))
 
     @classmethod
     def of(cls, ruleset: Ruleset) -> Features:
@@ -37,35 +42,45 @@ class Features:
         return len(self.names)
 
     def encode(self, view: SeatView, chosen: tuple[Answer, ...] = ()) -> list[float]:
-        """The vector of ``view`` with ``chosen`` the seat's choices so far in its decision."""
-        ruleset = self.ruleset
-        deck = ruleset.deck
-        values = self.values
-        largest = max(ruleset.hand_sizes)
-        positions = ruleset.spaces + 2
-        out: list[float] = [1.0 if view.kind is kind else 0.0 for kind in _KINDS]
-        out.append(float(view.seat))
-        for cards in (view.hand, tuple(c for c in chosen if c is not None), view.current_attack):
-            out.extend(cards.count(v) / deck[v] for v in values)
-        answering = (
-            view.current_attack[len(chosen)]
-            if view.kind is DecisionKind.DEFEND and len(chosen) < len(view.current_attack)
-            else None
-        )
-        out.extend(1.0 if v == answering else 0.0 for v in values)
-        discards = view.discards
-        out.extend(discards.count(v) / deck[v] for v in values)
-        out.extend(1.0 if p == view.tacocat else 0.0 for p in range(positions))
-        out.extend(1.0 if covered else 0.0 for covered in view.covered)
-        out.append(chosen.count(None) / largest)
-        out.append(view.opponent_hand_size / largest)
-        out.append(view.draw_pile_size / ruleset.deck_size)
-        out.append(view.max_replace / largest)
-        out.append(min(view.round, ruleset.max_rounds) / ruleset.max_rounds)
-        out.append(view.distance_to_goal() / (ruleset.spaces + 1))
-        out.append(view.distance_to_goal(view.opponent) / (ruleset.spaces + 1))
-        out.append(1.0 if view.attacker == view.seat else 0.0)
-        return out
+        """The vector of ``view`` with ``chosen`` the seat's choices so far in its decision.
+
+        A new list each call, made in one pass from its groups: the card groups and the board
+        come from tables of the segments already made (a segment is a function of a tuple of
+        cards, or of the Tacocat's position and the covered spaces), the rest is computed.
+        """
+        layout = self._layout
+        counts = layout.counts
+        kind = view.kind
+        seat = view.seat
+        attack = view.current_attack
+        answering = layout.no_card
+        picked: tuple[Card, ...] = ()
+        sacrifices = 0.0
+        if chosen:
+            picked = tuple(c for c in chosen if c is not None)
+            sacrifices = (len(chosen) - len(picked)) / layout.largest
+        if kind is DecisionKind.DEFEND and len(chosen) < len(attack):
+            answering = layout.answering[attack[len(chosen)]]
+        board, first, second = layout.board(view)
+        largest = layout.largest
+        return [
+            *layout.kinds[kind],
+            float(seat),
+            *counts(view.hand),
+            *counts(picked),
+            *counts(attack),
+            *answering,
+            *counts(view.discards),
+            *board,
+            sacrifices,
+            view.opponent_hand_size / largest,
+            view.draw_pile_size / layout.deck_size,
+            view.max_replace / largest,
+            min(view.round, layout.max_rounds) / layout.max_rounds,
+            first if seat == 0 else second,  # the distance to its own goal
+            second if seat == 0 else first,
+            1.0 if view.attacker == seat else 0.0,
+        ]
 
     def describe(self, view: SeatView, chosen: tuple[Answer, ...] = ()) -> str:
         """A one-line text of the same view (OpenSpiel's observation string)."""
@@ -87,6 +102,80 @@ class Features:
 
 def _cards(cards: tuple[Card, ...]) -> str:
     return "[" + " ".join(map(str, cards)) + "]"
+
+
+#: How many segments a layout's tables keep before they start again (a default board has
+#: 1,152 arrangements; hands, attacks and discards, tens of thousands).
+_TABLE_LIMIT = 1 << 16
+_Board = tuple[tuple[float, ...], float, float]
+
+
+class _Layout:
+    """The ruleset's constants and the tables of segments that ``Features.encode`` joins.
+
+    The groups follow ``_features``'s names: kinds, seat, then one slot per card value for
+    hand, chosen, attack, answering and discards, the Tacocat's position and the covered
+    spaces, then the scalars."""
+
+    __slots__ = (
+        "values",
+        "kinds",
+        "answering",
+        "no_card",
+        "deck",
+        "largest",
+        "deck_size",
+        "max_rounds",
+        "spaces",
+        "_counts",
+        "_boards",
+    )
+
+    def __init__(self, ruleset: Ruleset, values: tuple[Card, ...]) -> None:
+        self.values = values
+        self.kinds: dict[DecisionKind | None, tuple[float, ...]] = {
+            kind: tuple(1.0 if kind is each else 0.0 for each in _KINDS) for kind in (*_KINDS, None)
+        }
+        self.answering = {v: tuple(1.0 if v == w else 0.0 for w in values) for v in values}
+        self.no_card = (0.0,) * len(values)
+        self.deck = {v: ruleset.deck[v] for v in values}
+        self.largest = max(ruleset.hand_sizes)
+        self.deck_size = ruleset.deck_size
+        self.max_rounds = ruleset.max_rounds
+        self.spaces = ruleset.spaces
+        self._counts: dict[tuple[Card, ...], tuple[float, ...]] = {(): self.no_card}
+        self._boards: dict[tuple[int, tuple[bool, ...]], _Board] = {}
+
+    def counts(self, cards: tuple[Card, ...]) -> tuple[float, ...]:
+        """Per card value, the copies of it in ``cards`` over the deck's copies of it."""
+        segment = self._counts.get(cards)
+        if segment is None:
+            if len(self._counts) >= _TABLE_LIMIT:
+                self._counts.clear()
+                self._counts[()] = self.no_card
+            deck = self.deck
+            segment = self._counts[cards] = tuple(cards.count(v) / deck[v] for v in self.values)
+        return segment
+
+    def board(self, view: SeatView) -> _Board:
+        """The Tacocat's one-hot position and the covered spaces, as floats, and each seat's
+        distance to its goal over ``spaces + 1`` (seat 0's, then seat 1's): a function of
+        the position and the covered spaces alone."""
+        tacocat, covered = view.tacocat, view.covered
+        key = (tacocat, covered)
+        board = self._boards.get(key)
+        if board is None:
+            if len(self._boards) >= _TABLE_LIMIT:
+                self._boards.clear()
+            floats = [1.0 if p == tacocat else 0.0 for p in range(len(covered))]
+            floats.extend(1.0 if c else 0.0 for c in covered)
+            scale = self.spaces + 1
+            board = self._boards[key] = (
+                tuple(floats),
+                view.distance_to_goal(0) / scale,
+                view.distance_to_goal(1) / scale,
+            )
+        return board
 
 
 @lru_cache(maxsize=64)

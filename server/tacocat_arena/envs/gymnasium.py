@@ -25,6 +25,7 @@ from gymnasium import spaces
 
 from tacocat_arena.engine import DEFAULT_RULESET, Action, IllegalActionError, Ruleset, SeatView
 from tacocat_arena.envs.features import Features
+from tacocat_arena.envs.masks import Masks
 from tacocat_arena.envs.steps import StepGame
 from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 
@@ -71,6 +72,8 @@ class TacocatEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.seat = 0 if seat is None else seat
         self._steps = StepGame(ruleset, 0)
         size = self._steps.codec.size
+        self._masks = Masks(size, bool)
+        self._info_masks = Masks(size, np.int8)
         self.observation_space = spaces.Box(0.0, 1.0, (self.features.size,), np.float32)
         self.action_space = spaces.Discrete(size)
 
@@ -109,10 +112,7 @@ class TacocatEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def action_masks(self) -> np.ndarray:
         """The legal ids now, as booleans."""
-        mask = np.zeros(self._steps.codec.size, bool)
-        if self._steps.mover == self.seat:
-            mask[list(self._steps.legal_ids())] = True
-        return mask
+        return self._masks.of(self._legal_ids())
 
     def render(self) -> str | None:
         """The agent's view as text (``render_mode="ansi"``)."""
@@ -125,15 +125,19 @@ class TacocatEnv(gymnasium.Env[np.ndarray, np.int64]):
         while steps.mover == other:
             steps.apply(other, self._opponent.act(steps.view(other)))
 
+    def _legal_ids(self) -> tuple[int, ...]:
+        steps = self._steps
+        return steps.legal_ids() if steps.mover == self.seat else ()
+
     def _agent_chosen(self) -> tuple[int | None, ...]:
         return self._steps.chosen_by(self.seat)
 
     def _observation(self) -> np.ndarray:
         view = self._steps.view(self.seat)
-        return np.asarray(self.features.encode(view, self._agent_chosen()), np.float32)
+        return np.array(self.features.encode(view, self._agent_chosen()), np.float32)
 
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self.action_masks().astype(np.int8)}
+        return {"action_mask": self._info_masks.of(self._legal_ids())}
 
 
 gymnasium.register(id=ENV_ID, entry_point=f"{__name__}:TacocatEnv")

@@ -44,6 +44,9 @@ from tacocat_arena.play.worlds import sample_world
 GAME_NAME = "python_tacocat"
 DEFAULT_DEALS = 1 << 16
 _CODEC = ActionCodec.of(DEFAULT_RULESET)
+# Read once: a pybind11 enum's value costs more than the rest of current_player.
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 _FEATURES = Features.of(DEFAULT_RULESET)
 
 
@@ -120,15 +123,17 @@ class TacocatState(pyspiel.State):
         return self.steps
 
     def current_player(self) -> int:
-        if self.steps is None:
-            return int(pyspiel.PlayerId.CHANCE)
-        mover = self.steps.mover
-        return int(pyspiel.PlayerId.TERMINAL) if mover is None else mover
+        steps = self.steps
+        if steps is None:
+            return _CHANCE
+        mover = steps.mover
+        return _TERMINAL if mover is None else mover
 
     def _legal_actions(self, player: int) -> list[int]:
-        if self.steps is None or player != self.steps.mover:
+        steps = self.steps
+        if steps is None or player != steps.mover:
             return []
-        return list(self.steps.legal_ids())
+        return list(steps.legal_ids())
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         if self.steps is not None:

@@ -30,9 +30,11 @@ from pettingzoo.utils import wrappers
 
 from tacocat_arena.engine import DEFAULT_RULESET, Ruleset
 from tacocat_arena.envs.features import Features
+from tacocat_arena.envs.masks import Masks
 from tacocat_arena.envs.steps import StepGame
 
 AGENTS = ("seat_0", "seat_1")
+_SEAT_OF = {agent: seat for seat, agent in enumerate(AGENTS)}
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -59,6 +61,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped enviro
         self.agents = list(AGENTS)
         self._steps = StepGame(ruleset, 0)
         size = self._steps.codec.size
+        self._masks = Masks(size, np.int8)
         observation = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (self.features.size,), np.float32),
@@ -99,13 +102,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped enviro
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The agent's features and its action mask (zeros unless it is to move)."""
-        seat = AGENTS.index(agent)
+        seat = _SEAT_OF[agent]
         steps = self._steps
         vector = self.features.encode(steps.view(seat), steps.chosen_by(seat))
-        mask = np.zeros(steps.codec.size, np.int8)
-        if seat == steps.mover:
-            mask[list(steps.legal_ids())] = 1
-        return {"observation": np.asarray(vector, np.float32), "action_mask": mask}
+        mask = self._masks.of(steps.legal_ids() if seat == steps.mover else ())
+        return {"observation": np.array(vector, np.float32), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         """Take one flat step for ``agent_selection`` (None for an agent that is done)."""

@@ -32,7 +32,17 @@ Answer = Card | None
 class StepGame:
     """An engine game driven one flat action id at a time (see the module docstring)."""
 
-    __slots__ = ("game", "codec", "chosen", "committed", "archive")
+    __slots__ = (
+        "game",
+        "codec",
+        "chosen",
+        "committed",
+        "archive",
+        "_moment",
+        "_views",
+        "_legal",
+        "_legal_chosen",
+    )
 
     def __init__(self, ruleset: Ruleset = DEFAULT_RULESET, seed: int = 0) -> None:
         self.game = Game(ruleset, seed)
@@ -43,6 +53,20 @@ class StepGame:
         self.committed: dict[Seat, Action] = {}
         #: Events of earlier rounds kept from another game (a resampled world, see openspiel).
         self.archive: tuple[Event, ...] = ()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop the views and legal ids kept for the moment of the game they were built at.
+
+        A step asks for the mover's view and legal ids several times (the adapter's mask, its
+        observation, the step's own check), and nothing changes between: each is built once
+        per moment.  The moment is the length of ``game.actions``, where the engine records
+        every action it applies and every forfeit, so a change made to ``game`` directly (a
+        rollout applying whole actions) is seen too."""
+        self._moment = -1
+        self._views: list[SeatView | None] = [None, None]
+        self._legal: tuple[int, ...] = ()
+        self._legal_chosen: tuple[Answer, ...] | None = None
 
     @classmethod
     def around(cls, game: Game, archive: tuple[Event, ...] = ()) -> StepGame:
@@ -53,6 +77,7 @@ class StepGame:
         steps.chosen = ()
         steps.committed = {}
         steps.archive = archive
+        steps._forget()
         return steps
 
     @property
@@ -67,33 +92,49 @@ class StepGame:
     @property
     def mover(self) -> Seat | None:
         """The seat that takes the next step (the lower pending seat), None when over."""
-        pending = self.game.pending
-        return min(pending) if pending else None
+        return _MOVER[self.game.pending]
 
     def view(self, seat: Seat) -> SeatView:
-        """What ``seat`` may know now (the engine's one view builder)."""
-        return build_view(self.game, seat)
+        """What ``seat`` may know now (the engine's one view builder, once per moment)."""
+        game = self.game
+        moment = len(game.actions)
+        if moment != self._moment:
+            self._moment = moment
+            self._views = [None, None]
+            self._legal_chosen = None
+        view = self._views[seat]
+        if view is None:
+            view = self._views[seat] = build_view(game, seat)
+        return view
 
     def chosen_by(self, seat: Seat) -> tuple[Answer, ...]:
         """``seat``'s choices so far (empty unless it is the mover)."""
-        return self.chosen if seat == self.mover else ()
+        return self.chosen if seat == _MOVER[self.game.pending] else ()
 
     def legal_ids(self) -> tuple[int, ...]:
         """The ids legal for the mover now (empty when the game is over)."""
-        seat = self.mover
+        if self._legal_chosen is self.chosen and self._moment == len(self.game.actions):
+            return self._legal
+        seat = _MOVER[self.game.pending]
         if seat is None:
             return ()
-        return self.codec.legal_ids(self.view(seat), self.chosen)
+        view = self.view(seat)
+        chosen = self.chosen
+        self._legal = self.codec.legal_ids(view, chosen)
+        self._legal_chosen = chosen
+        return self._legal
 
     def step(self, action_id: int) -> Action | None:
         """Take one step for the mover; return the engine action if it completed one.
 
         An illegal id raises ``IllegalActionError`` and changes nothing.
         """
-        seat = self.mover
+        seat = _MOVER[self.game.pending]
         if seat is None:
             raise ValueError("the game is over: no step can be taken")
-        chosen, action = self.codec.step(self.view(seat), self.chosen, int(action_id))
+        legal = self.legal_ids()  # builds the mover's view of this moment too
+        view = self._views[seat] or self.view(seat)
+        chosen, action = self.codec.step(view, self.chosen, int(action_id), legal)
         if action is None:
             self.chosen = chosen
             return None
@@ -102,9 +143,9 @@ class StepGame:
 
     def apply(self, seat: Seat, action: Action) -> None:
         """Apply a whole engine action for ``seat`` (the mover), e.g. a policy's."""
-        if seat != self.mover:
-            raise ValueError(f"seat {seat} is not the mover (seat {self.mover} is)")
         game = self.game
+        if seat != _MOVER[game.pending]:
+            raise ValueError(f"seat {seat} is not the mover (seat {self.mover} is)")
         both = len(game.pending) == 2
         game.apply(seat, action)
         self.chosen = ()
@@ -139,10 +180,24 @@ class StepGame:
         copy.chosen = self.chosen
         copy.committed = dict(self.committed)
         copy.archive = self.archive
+        # The copy is at the same moment: what was built for this one holds for it too.
+        copy._moment = self._moment
+        copy._views = list(self._views)
+        copy._legal = self._legal
+        copy._legal_chosen = self._legal_chosen
         return copy
 
     def __deepcopy__(self, memo: dict[int, Any]) -> StepGame:
         return self.clone()  # what OpenSpiel's clone of a Python state calls
+
+
+#: The mover of each set of pending seats: the lower one (a frozenset's hash is kept).
+_MOVER: dict[frozenset[Seat], Seat | None] = {
+    frozenset(): None,
+    frozenset((0,)): 0,
+    frozenset((1,)): 1,
+    frozenset((0, 1)): 0,
+}
 
 
 def _event_text(event: Event) -> str:
