@@ -51,6 +51,25 @@ def test_an_illegal_id_loses_the_game_at_once():
     assert info["illegal_action"].startswith("R1: action id")
 
 
+def test_the_illegal_id_message_lists_the_legal_ids_with_what_each_means():
+    """Issue 25: the message listed card values where it said ids ("legal: 4, 5, 7, 8, 10,
+    done" when the legal ids were 3, 4, 6, 7, 9, 12)."""
+    environment = TacocatEnv(opponent="random")
+    _, info = environment.reset(seed=2)
+    mask = info["action_mask"].tolist()
+    illegal = mask.index(0)
+    legal = [i for i, allowed in enumerate(mask) if allowed]
+    codec = environment.game.codec
+    _, _, _, _, info = environment.step(illegal)
+    listed = ", ".join(
+        f"{i} (done)" if i == codec.done else f"{i} (card {codec.value(i)})" for i in legal
+    )
+    assert info["illegal_action"] == (
+        f"R1: action id {illegal} (card {codec.value(illegal)}) is not legal now; "
+        f"legal ids: {listed}"
+    )
+
+
 def test_a_bad_opponent_is_refused_when_the_env_is_made():
     with pytest.raises(BuiltinError, match="unknown 'builtin:genius'"):
         TacocatEnv(opponent="genius")

@@ -36,8 +36,7 @@ from tacocat_arena.engine import (
 )
 
 Answer = Card | None
-_LegalKey = tuple[DecisionKind, tuple[Card, ...], tuple[Answer, ...], int]
-_AttackSteps = dict[tuple[Answer, ...], tuple[int, ...]]
+_LegalKey = tuple[int, tuple[Card, ...], tuple[Answer, ...], int]
 #: How many answers each of a codec's tables keeps before it starts again (a few MB at most).
 _TABLE_LIMIT = 1 << 16
 
@@ -50,12 +49,10 @@ class ActionCodec:
     # Per-codec constants and tables, made once (a codec is made once per ruleset, ``of``).
     _index: dict[Card, int] = field(init=False, repr=False, compare=False)
     _legal: dict[_LegalKey, tuple[int, ...]] = field(init=False, repr=False, compare=False)
-    _attacks: dict[tuple[Card, ...], _AttackSteps] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {v: i for i, v in enumerate(self.values)})
         object.__setattr__(self, "_legal", {})
-        object.__setattr__(self, "_attacks", {})
 
     @classmethod
     def of(cls, ruleset: Ruleset) -> ActionCodec:
@@ -102,20 +99,14 @@ class ActionCodec:
         kind, hand = view.kind, view.hand
         if kind is None:
             return ()
-        if kind is DecisionKind.ATTACK:
-            steps = self._attacks.get(hand)
-            if steps is None:
-                if len(self._attacks) >= _TABLE_LIMIT:
-                    self._attacks.clear()
-                steps = self._attacks[hand] = _attack_steps(self, hand)
-            return steps.get(chosen, ())
+        # The kind is in the key as a number: hashing an Enum member runs Python code.
         key: _LegalKey
         if kind is DecisionKind.DEFEND:
-            key = (kind, hand, chosen, view.current_attack[len(chosen)])
+            key = (3, hand, chosen, view.current_attack[len(chosen)])
         elif kind is DecisionKind.REPLACE:
-            key = (kind, hand, chosen, view.max_replace)
+            key = (0, hand, chosen, view.max_replace)
         else:
-            key = (kind, hand, chosen, 0)
+            key = (2 if kind is DecisionKind.ATTACK else 1, hand, chosen, 0)
         table = self._legal
         ids = table.get(key)
         if ids is None:
@@ -130,6 +121,14 @@ class ActionCodec:
         index = self._index
         if kind is DecisionKind.DUEL:
             return tuple(index[v] for v in sorted(set(hand)))
+        if kind is DecisionKind.ATTACK:
+            # The next cards of the legal attacks (``legal_attacks`` lists each as a sorted
+            # tuple) that begin with the cards chosen, and done if those make one.
+            attacks = legal_attacks(hand)
+            size = len(chosen)
+            nexts = sorted({a[size] for a in attacks if len(a) > size and a[:size] == chosen})
+            done = (self.done,) if chosen in attacks else ()
+            return (*(index[v] for v in nexts), *done)
         rest = list(hand)
         for answer in chosen:
             if answer is not None:
@@ -209,15 +208,3 @@ _RULE = {
 @lru_cache(maxsize=64)
 def _codec(ruleset: Ruleset) -> ActionCodec:
     return ActionCodec(tuple(sorted(set(ruleset.cards()))))
-
-
-def _attack_steps(codec: ActionCodec, hand: tuple[Card, ...]) -> _AttackSteps:
-    """For a hand, every prefix of a legal attack mapped to its legal next ids (the prefix
-    trie of ``legal_attacks``, which lists each attack as a sorted tuple)."""
-    index = codec._index
-    steps: dict[tuple[Answer, ...], set[int]] = {}
-    for attack in legal_attacks(hand):
-        for length in range(len(attack)):
-            steps.setdefault(attack[:length], set()).add(index[attack[length]])
-        steps.setdefault(attack, set()).add(codec.done)
-    return {prefix: tuple(sorted(ids)) for prefix, ids in steps.items()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import truediv
 
 from tacocat_arena.engine import Card, DecisionKind, Ruleset, SeatView
 
@@ -49,7 +50,7 @@ class Features:
         cards, or of the Tacocat's position and the covered spaces), the rest is computed.
         """
         layout = self._layout
-        counts = layout.counts
+        counts, kept = layout.counts, layout.kept.get  # kept segments: no call to make
         kind = view.kind
         seat = view.seat
         attack = view.current_attack
@@ -63,14 +64,15 @@ class Features:
             answering = layout.answering[attack[len(chosen)]]
         board, first, second = layout.board(view)
         largest = layout.largest
+        hand, discards = view.hand, view.discards
         return [
-            *layout.kinds[kind],
+            *(layout.waiting if kind is None else layout.kinds[_KINDS.index(kind)]),
             float(seat),
-            *counts(view.hand),
-            *counts(picked),
-            *counts(attack),
+            *(kept(hand) or counts(hand)),
+            *(kept(picked) or counts(picked)),
+            *(kept(attack) or counts(attack)),
             *answering,
-            *counts(view.discards),
+            *(kept(discards) or counts(discards)),
             *board,
             sacrifices,
             view.opponent_hand_size / largest,
@@ -120,41 +122,46 @@ class _Layout:
     __slots__ = (
         "values",
         "kinds",
+        "waiting",
+        "waiting",
         "answering",
         "no_card",
-        "deck",
+        "copies",
         "largest",
         "deck_size",
         "max_rounds",
         "spaces",
-        "_counts",
+        "kept",
         "_boards",
     )
 
     def __init__(self, ruleset: Ruleset, values: tuple[Card, ...]) -> None:
         self.values = values
-        self.kinds: dict[DecisionKind | None, tuple[float, ...]] = {
-            kind: tuple(1.0 if kind is each else 0.0 for each in _KINDS) for kind in (*_KINDS, None)
-        }
+        # By position in _KINDS (found by identity: hashing an Enum member runs Python code).
+        self.kinds = tuple(
+            tuple(1.0 if kind is each else 0.0 for each in _KINDS) for kind in _KINDS
+        )
+        self.waiting = (0.0,) * len(_KINDS)
         self.answering = {v: tuple(1.0 if v == w else 0.0 for w in values) for v in values}
         self.no_card = (0.0,) * len(values)
-        self.deck = {v: ruleset.deck[v] for v in values}
+        self.copies = tuple(ruleset.deck[v] for v in values)
         self.largest = max(ruleset.hand_sizes)
         self.deck_size = ruleset.deck_size
         self.max_rounds = ruleset.max_rounds
         self.spaces = ruleset.spaces
-        self._counts: dict[tuple[Card, ...], tuple[float, ...]] = {(): self.no_card}
+        #: The segments of ``counts`` made so far (never empty tuples, so ``or`` can test them).
+        self.kept: dict[tuple[Card, ...], tuple[float, ...]] = {(): self.no_card}
         self._boards: dict[tuple[int, tuple[bool, ...]], _Board] = {}
 
     def counts(self, cards: tuple[Card, ...]) -> tuple[float, ...]:
         """Per card value, the copies of it in ``cards`` over the deck's copies of it."""
-        segment = self._counts.get(cards)
+        segment = self.kept.get(cards)
         if segment is None:
-            if len(self._counts) >= _TABLE_LIMIT:
-                self._counts.clear()
-                self._counts[()] = self.no_card
-            deck = self.deck
-            segment = self._counts[cards] = tuple(cards.count(v) / deck[v] for v in self.values)
+            if len(self.kept) >= _TABLE_LIMIT:
+                self.kept.clear()
+                self.kept[()] = self.no_card
+            segment = tuple(map(truediv, map(cards.count, self.values), self.copies))
+            self.kept[cards] = segment
         return segment
 
     def board(self, view: SeatView) -> _Board:

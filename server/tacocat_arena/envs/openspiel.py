@@ -37,7 +37,7 @@ import pyspiel
 from tacocat_arena.engine import DEFAULT_RULESET, Ruleset
 from tacocat_arena.envs.codec import ActionCodec
 from tacocat_arena.envs.features import Features
-from tacocat_arena.envs.steps import StepGame
+from tacocat_arena.envs.steps import MOVERS, StepGame
 from tacocat_arena.play.policies import RandomPolicy
 from tacocat_arena.play.worlds import sample_world
 
@@ -46,7 +46,11 @@ DEFAULT_DEALS = 1 << 16
 _CODEC = ActionCodec.of(DEFAULT_RULESET)
 # Read once: a pybind11 enum's value costs more than the rest of current_player.
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
-_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+#: The player to move for each set of pending seats (OpenSpiel asks ~5 times a step).
+_PLAYER = {
+    pending: int(pyspiel.PlayerId.TERMINAL) if seat is None else seat
+    for pending, seat in MOVERS.items()
+}
 _FEATURES = Features.of(DEFAULT_RULESET)
 
 
@@ -124,10 +128,7 @@ class TacocatState(pyspiel.State):
 
     def current_player(self) -> int:
         steps = self.steps
-        if steps is None:
-            return _CHANCE
-        mover = steps.mover
-        return _TERMINAL if mover is None else mover
+        return _CHANCE if steps is None else _PLAYER[steps.game.pending]
 
     def _legal_actions(self, player: int) -> list[int]:
         steps = self.steps
@@ -155,7 +156,8 @@ class TacocatState(pyspiel.State):
         return _CODEC.name(action)
 
     def is_terminal(self) -> bool:
-        return self.steps is not None and self.steps.is_over
+        steps = self.steps
+        return steps is not None and steps.game.outcome is not None
 
     def returns(self) -> list[float]:
         return [0.0, 0.0] if self.steps is None else list(self.steps.returns())

@@ -92,7 +92,7 @@ class StepGame:
     @property
     def mover(self) -> Seat | None:
         """The seat that takes the next step (the lower pending seat), None when over."""
-        return _MOVER[self.game.pending]
+        return MOVERS[self.game.pending]
 
     def view(self, seat: Seat) -> SeatView:
         """What ``seat`` may know now (the engine's one view builder, once per moment)."""
@@ -109,13 +109,13 @@ class StepGame:
 
     def chosen_by(self, seat: Seat) -> tuple[Answer, ...]:
         """``seat``'s choices so far (empty unless it is the mover)."""
-        return self.chosen if seat == _MOVER[self.game.pending] else ()
+        return self.chosen if seat == MOVERS[self.game.pending] else ()
 
     def legal_ids(self) -> tuple[int, ...]:
         """The ids legal for the mover now (empty when the game is over)."""
         if self._legal_chosen is self.chosen and self._moment == len(self.game.actions):
             return self._legal
-        seat = _MOVER[self.game.pending]
+        seat = MOVERS[self.game.pending]
         if seat is None:
             return ()
         view = self.view(seat)
@@ -129,7 +129,7 @@ class StepGame:
 
         An illegal id raises ``IllegalActionError`` and changes nothing.
         """
-        seat = _MOVER[self.game.pending]
+        seat = MOVERS[self.game.pending]
         if seat is None:
             raise ValueError("the game is over: no step can be taken")
         legal = self.legal_ids()  # builds the mover's view of this moment too
@@ -144,7 +144,7 @@ class StepGame:
     def apply(self, seat: Seat, action: Action) -> None:
         """Apply a whole engine action for ``seat`` (the mover), e.g. a policy's."""
         game = self.game
-        if seat != _MOVER[game.pending]:
+        if seat != MOVERS[game.pending]:
             raise ValueError(f"seat {seat} is not the mover (seat {self.mover} is)")
         both = len(game.pending) == 2
         game.apply(seat, action)
@@ -192,7 +192,7 @@ class StepGame:
 
 
 #: The mover of each set of pending seats: the lower one (a frozenset's hash is kept).
-_MOVER: dict[frozenset[Seat], Seat | None] = {
+MOVERS: dict[frozenset[Seat], Seat | None] = {
     frozenset(): None,
     frozenset((0,)): 0,
     frozenset((1,)): 1,
