@@ -5,12 +5,12 @@ own action mask or legal-action list, until a loop has taken at least ``steps`` 
 (``envs.codec``), and timed in CPU seconds of the process that runs it (one core).  The peers,
 PettingZoo's Leduc hold'em and OpenSpiel's pure-Python Kuhn poker, go through the same loops.
 
-Each measurement runs in a child process started from this file, with the tree it measures
+Each tree is measured by a child process started from this file, with the tree it measures
 first on ``sys.path``: this tree, and with ``against`` a git worktree of another commit in a
 temporary folder, so both trees are driven by the same loops (this file's) in the same run.
-Rounds alternate the order of the trees, and each figure is the median over the rounds; the
-ratio of each round's two figures is given too, since a shared machine's load moves between
-rounds more than within one.
+The two children take turns loop by loop (each going first in half the turns), so the load
+of a shared machine changes little between the two figures of a pair; each figure is the
+median over the rounds, and each round's ratio is printed beside the median one.
 
 This module imports nothing of ``tacocat_arena`` at its top: the loops import each adapter
 when they run it, from whichever tree the child has on its path.
@@ -46,7 +46,8 @@ PEERS = ("PettingZoo leduc_holdem_v4 (peer)", "OpenSpiel python_kuhn_poker (peer
 #: The repository this file belongs to, when it is run from a checkout (not an installation).
 _ROOT = Path(__file__).resolve().parents[3]
 
-#: What a child runs: the measured tree first on the path, then this file as ``__main__``.
+#: What a child runs: the measured tree first on the path, then this file as ``__main__``
+#: (run as a script from its own folder, this file would put bench/ first on the path).
 _CHILD = (
     "import runpy, sys\n"
     "tree = sys.argv[1]\n"
@@ -129,26 +130,29 @@ class EnvsComparison:
 def bench_envs(
     steps: int, *, rounds: int = 5, against: str | None = None, seed: int = 1
 ) -> EnvsComparison:
-    """Measure this tree's loops (and the peers') ``rounds`` times, interleaved with a worktree
-    of commit ``against`` when given; raise ``BenchError`` if it cannot be made."""
+    """Measure this tree's loops (and the peers') ``rounds`` times, interleaved loop by loop
+    with a worktree of commit ``against`` when given; raise ``BenchError`` if it cannot be
+    made.  Each tree has one child for the whole run, as a learner has one process: its tables
+    fill in the first round, as they would in the first seconds of training."""
     this = _ROOT if (_ROOT / "server" / "tacocat_arena").is_dir() else None
     load_before = os.getloadavg()
-    with _worktree(against) as other:
-        mine: list[dict[str, Sample]] = []
-        theirs: list[dict[str, Sample]] = []
-        for index in range(rounds):
-            order = [(this, mine, True)]
-            if other is not None:
-                order.append((other[1], theirs, False))
-                if index % 2:
-                    order.reverse()
-            for tree, into, peers in order:
-                into.append(_run_child(tree, steps, seed + index, peers))
-        label = _describe_this(this)
+    mine: dict[str, list[Sample]] = {name: [] for name in (*ADAPTERS, *PEERS)}
+    theirs: dict[str, list[Sample]] = {name: [] for name in ADAPTERS}
+    with _worktree(against) as other, _Child(this) as child:
+        with _Child(other[1] if other is not None else None, needed=other is not None) as peer:
+            for index in range(rounds):
+                for turn, name in enumerate(ADAPTERS):
+                    pairs = [(child, mine)] + ([(peer, theirs)] if other is not None else [])
+                    if (index + turn) % 2:
+                        pairs.reverse()  # each tree goes first in half the turns
+                    for runner, into in pairs:
+                        into[name].append(runner.measure(name, steps, seed + index))
+                for name in PEERS:
+                    mine[name].append(child.measure(name, steps, seed + index))
         return EnvsComparison(
             rounds=rounds,
             steps=steps,
-            this=label,
+            this=_describe_this(this),
             other=None if other is None else other[0],
             loops=_figures(ADAPTERS, mine),
             peers=_figures(PEERS, mine),
@@ -158,8 +162,8 @@ def bench_envs(
         )
 
 
-def _figures(names: tuple[str, ...], rounds: list[dict[str, Sample]]) -> tuple[LoopFigures, ...]:
-    return tuple(LoopFigures(name, tuple(r[name] for r in rounds)) for name in names)
+def _figures(names: tuple[str, ...], samples: dict[str, list[Sample]]) -> tuple[LoopFigures, ...]:
+    return tuple(LoopFigures(name, tuple(samples[name])) for name in names)
 
 
 def _git(*args: str) -> str:
@@ -201,26 +205,57 @@ def _worktree(rev: str | None) -> Iterator[tuple[str, Path] | None]:
             )
 
 
-def _run_child(tree: Path | None, steps: int, seed: int, peers: bool) -> dict[str, Sample]:
-    """One round of every loop in a child process with ``tree`` first on its path."""
-    names = [*ADAPTERS, *(PEERS if peers else ())]
-    command = [sys.executable, "-c", _CHILD, str(tree or ""), __file__, json.dumps(names)]
-    command += [str(steps), str(seed)]
-    done = subprocess.run(
-        command, capture_output=True, text=True, cwd=tree or None, env=_child_environment()
-    )
-    if done.returncode != 0:
-        raise BenchError(f"the child measuring {tree or 'this tree'} failed:\n{done.stderr}")
-    answer = json.loads(done.stdout.splitlines()[-1])
-    if tree is not None and not Path(answer["package"]).is_relative_to(tree):
-        raise BenchError(f"the child measuring {tree} imported {answer['package']} instead")
-    return {name: Sample(*answer["samples"][name]) for name in names}
+class _Child:
+    """A child process measuring one tree, loop by loop on request (see ``_child_main``)."""
 
+    def __init__(self, tree: Path | None, *, needed: bool = True) -> None:
+        self.tree = tree
+        self.needed = needed
+        self.process: subprocess.Popen[str] | None = None
+        self.errors = tempfile.TemporaryFile("w+")  # a file: a pipe nobody reads could fill
 
-def _child_environment() -> dict[str, str]:
-    environment = dict(os.environ)
-    environment.pop("PYTHONPATH", None)
-    return environment
+    def __enter__(self) -> _Child:
+        if not self.needed:
+            return self
+        environment = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1")
+        environment.pop("PYTHONPATH", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(self.tree or ""), __file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            text=True,
+            cwd=self.tree,
+            env=environment,
+        )
+        package = self._answer()
+        if self.tree is not None and not Path(package).is_relative_to(self.tree):
+            raise BenchError(f"the child measuring {self.tree} imported {package} instead")
+        return self
+
+    def measure(self, name: str, steps: int, seed: int) -> Sample:
+        """Run loop ``name`` once in the child."""
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.write(json.dumps([name, steps, seed]) + "\n")
+        self.process.stdin.flush()
+        return Sample(*self._answer())
+
+    def _answer(self) -> Any:
+        assert self.process is not None and self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith(_ANSWER):  # a library may print on import (pygame does)
+                return json.loads(line[len(_ANSWER) :])
+        self.process.wait()
+        self.errors.seek(0)
+        raise BenchError(
+            f"the child measuring {self.tree or 'this tree'} failed:\n{self.errors.read()}"
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.communicate()
+        self.errors.close()
 
 
 def render_comparison(comparison: EnvsComparison) -> list[str]:
@@ -415,13 +450,19 @@ _LOOPS: dict[str, Callable[[int, int], int]] = {
 }
 
 
-def _child_main(argv: list[str]) -> None:
-    names, steps, seed = json.loads(argv[0]), int(argv[1]), int(argv[2])
-    samples = {name: _timed(_LOOPS[name], steps, seed) for name in names}
+_ANSWER = "@bench-envs "
+
+
+def _child_main() -> None:
+    """Say which package was imported, then run each loop asked for on stdin (a JSON line
+    ``[name, steps, seed]``) and answer ``[steps, cpu_seconds, note]``, until stdin ends."""
     import tacocat_arena
 
-    print(json.dumps({"package": tacocat_arena.__file__, "samples": samples}))
+    print(_ANSWER + json.dumps(tacocat_arena.__file__), flush=True)
+    for line in sys.stdin:
+        name, steps, seed = json.loads(line)
+        print(_ANSWER + json.dumps(_timed(_LOOPS[name], steps, seed)), flush=True)
 
 
 if __name__ == "__main__":
-    _child_main(sys.argv[3:])  # after -c's own: the tree and this file
+    _child_main()

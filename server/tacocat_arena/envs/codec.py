@@ -46,33 +46,32 @@ class ActionCodec:
     """The flat action ids of one ruleset's deck: ``card(v)`` ids, then DONE, then SACRIFICE."""
 
     values: tuple[Card, ...]
-    # Per-codec constants and tables, made once (a codec is made once per ruleset, ``of``).
+    #: The id that completes a replace or an attack.
+    done: int = field(init=False, compare=False)
+    #: The id that answers the attack card being answered with a sacrifice.
+    sacrifice: int = field(init=False, compare=False)
+    #: How many ids there are (the size of the action space).
+    size: int = field(init=False, compare=False)
+    # Per-codec constants and tables, made once (a codec is made once per ruleset, ``of``);
+    # plain attributes, not properties, since every step reads them.
     _index: dict[Card, int] = field(init=False, repr=False, compare=False)
     _legal: dict[_LegalKey, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    _duels: tuple[Duel, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        count = len(self.values)
+        object.__setattr__(self, "done", count)
+        object.__setattr__(self, "sacrifice", count + 1)
+        object.__setattr__(self, "size", count + 2)
         object.__setattr__(self, "_index", {v: i for i, v in enumerate(self.values)})
         object.__setattr__(self, "_legal", {})
+        # Actions are immutable values: one Duel per card id serves every duel.
+        object.__setattr__(self, "_duels", tuple(Duel(v) for v in self.values))
 
     @classmethod
     def of(cls, ruleset: Ruleset) -> ActionCodec:
         """The codec of ``ruleset`` (its deck's distinct values decide the ids)."""
         return _codec(ruleset)
-
-    @property
-    def done(self) -> int:
-        """The id that completes a replace or an attack."""
-        return len(self.values)
-
-    @property
-    def sacrifice(self) -> int:
-        """The id that answers the attack card being answered with a sacrifice."""
-        return len(self.values) + 1
-
-    @property
-    def size(self) -> int:
-        """How many ids there are (the size of the action space)."""
-        return len(self.values) + 2
 
     def card(self, value: Card) -> int:
         """The id of card value ``value``."""
@@ -166,7 +165,7 @@ class ActionCodec:
             )
         kind = view.kind
         if kind is DecisionKind.DUEL:
-            return (), Duel(self.values[action_id])
+            return (), self._duels[action_id]
         if action_id == self.done:
             cards = tuple(c for c in chosen if c is not None)
             return (), Replace(cards) if kind is DecisionKind.REPLACE else Attack(cards)
