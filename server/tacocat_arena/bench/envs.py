@@ -113,7 +113,9 @@ class EnvsComparison:
     load_after: tuple[float, float, float]
 
     def ratios(self, name: str) -> tuple[float, list[float]] | None:
-        """This tree's median over the other's for loop ``name``, and each round's ratio."""
+        """The median of the rounds' ratios (this tree's steps/s over the other's, measured in
+        turn), and each round's, for loop ``name``: a pair taken seconds apart shares the
+        machine's load more than two medians do."""
         if self.other_loops is None:
             return None
         mine = next(f for f in self.loops if f.name == name)
@@ -124,7 +126,7 @@ class EnvsComparison:
             a.steps_per_second / b.steps_per_second
             for a, b in zip(mine.samples, theirs.samples, strict=True)
         ]
-        return mine.steps_per_second / theirs.steps_per_second, each
+        return statistics.median(each), each
 
 
 def bench_envs(
