@@ -194,7 +194,10 @@ def _worktree(rev: str | None) -> Iterator[tuple[str, Path] | None]:
         return
     if not (_ROOT / "server" / "tacocat_arena").is_dir():
         raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
-    commit = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    try:
+        commit = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except BenchError:
+        raise BenchError(f"--against {rev}: no such commit in {_ROOT}") from None
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-envs-") as folder:
         path = Path(folder) / "tree"
         _git("worktree", "add", "--detach", "--quiet", str(path), commit)
