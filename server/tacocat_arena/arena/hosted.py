@@ -352,8 +352,7 @@ class Hosting:
             if hosted and batch_slots <= 0 or not hosted and mixed_slots <= 0:
                 continue
             pairs = self.settings.pairs_per_batch if hosted else 1
-            first = arena._next_pair
-            arena._next_pair += pairs
+            first = arena.take_pairs(pairs)
             self._running.add(frozenset((a, b)))
             for name in (a, b):
                 arena.in_flight[name] += 1

@@ -380,6 +380,13 @@ class Arena:
             and not (limit and self.games_played[name] >= limit)
         )
 
+    def take_pairs(self, count: int) -> int:
+        """Reserve ``count`` consecutive ladder pair numbers (hosted batches take several);
+        the first."""
+        first = self._next_pair
+        self._next_pair += count
+        return first
+
     def _start_pairs(self) -> None:
         capacity = {
             name: self.settings.per_bot - self.in_flight[name]
@@ -388,8 +395,7 @@ class Arena:
         }
         slots = self.settings.concurrency - sum(self.in_flight.values()) // 2
         for a, b in choose_pairs(capacity, self.meetings, self.ratings, slots, self.rng):
-            pair = self._next_pair
-            self._next_pair += 1
+            pair = self.take_pairs(1)
             self.in_flight[a] += 1
             self.in_flight[b] += 1
             self.spawn(self._play_pair(a, b, pair))
