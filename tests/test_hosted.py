@@ -387,3 +387,32 @@ def test_a_hosted_version_plays_connected_bots_too(tmp_path: Path) -> None:
         if bot is not None:
             bot.kill()
         arena.stop()
+
+
+def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "erin")
+    package = tmp_path / "slow-build"
+    package.mkdir()
+    (package / "bot.toml").write_text(
+        'command = "python -m example_bots.greedy_bot"\n'
+        "build = \"python -c 'import time; time.sleep(6)'\"\n"
+    )
+    arena = start_arena(folder)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena",
+             arena.web, "--token", tokens["erin"]],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert "erin v1: checking" in done.stdout, done.stdout + done.stderr
+    finally:
+        arena.stop(signal.SIGKILL)  # mid-build
+    arena = start_arena(folder)
+    try:
+        wait_until(lambda: versions(arena)["erin@v1"]["status"] == "active", 60, "the re-gate")
+        assert "build: built in" in arena.json("/api/submissions/erin/1")["log"]
+    finally:
+        arena.stop()

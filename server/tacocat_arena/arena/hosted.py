@@ -240,6 +240,12 @@ class Hosting:
         self.arena.changes.fire()
         return version
 
+    async def _regate(self, version: Version) -> None:
+        """A version a stop left ``checking``: unpacked afresh from its archive, gated."""
+        version = await self.submissions.unpack(version)
+        if version.status is Status.CHECKING:
+            await self.gate(version)
+
     async def gate(self, version: Version) -> Version:
         """Build the version, then check it in its sandbox: active or rejected."""
         async with self._gate_lock:
@@ -303,7 +309,7 @@ class Hosting:
         """Gate the versions a stop left ``checking``, then keep hosted batches going until
         ``stop``; the batches in flight are then abandoned (nothing of them is committed)."""
         for version in self.submissions.with_status(Status.CHECKING):
-            self._spawn(self.gate(version))
+            self._spawn(self._regate(version))
         try:
             while not stop.is_set():
                 if self.arena.settings.ladder and not self.arena.paused:

@@ -185,6 +185,11 @@ class Submissions:
         )
         version = self.get(player, number)
         assert version is not None
+        return await self.unpack(version)
+
+    async def unpack(self, version: Version) -> Version:
+        """(Re-)unpack a version's stored archive into its folder (a fresh one: a stop may
+        have left it half-written): the version as it is, or rejected if it is no package."""
         problem = await asyncio.to_thread(self._unpack, version)
         if problem:
             return self.settle(version, Status.REJECTED, f"not a valid package: {problem}")
@@ -202,7 +207,7 @@ class Submissions:
     def _unpack(self, version: Version) -> str:
         """Unpack the version's archive into its folder; "" or why it is refused."""
         folder = self.folder_of(version)
-        shutil.rmtree(folder, ignore_errors=True)  # a crash between row and unpack left it
+        shutil.rmtree(folder, ignore_errors=True)  # what a stop mid-unpack (or mid-build) left
         try:
             unpack(self.archive_path(version.sha256), folder, self.caps)
             load_package(package_root(folder))
