@@ -8,13 +8,24 @@ Screenshots go to ``$TACOCAT_SCREENSHOTS`` when it is set (else the test's tmp f
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sqlite3
 import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
-from arena_support import ArenaProcess, BotProc, add_players, start_arena, start_bot, wait_until
+from arena_support import (
+    ArenaProcess,
+    BotProc,
+    add_players,
+    games_of,
+    start_arena,
+    start_bot,
+    wait_until,
+)
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
@@ -99,4 +110,72 @@ def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
         page.set_viewport_size({"width": width, "height": 900})
         browser_page.screenshot(shots / f"replay-{width}.png")
     assert page.locator("nav a").inner_text() == "← back to the arena's leaderboard"
+    browser_page.assert_clean()
+
+
+def _post(arena: ArenaProcess, path: str, token: str, body: dict | None = None) -> int:
+    request = urllib.request.Request(
+        arena.web + path,
+        data=json.dumps(body or {}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return int(response.status)
+
+
+def _stored_games(folder: Path) -> int:
+    with sqlite3.connect(folder / "arena.sqlite") as db:
+        return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+
+def test_the_leaderboard_counts_add_up_shows_each_status_and_sorts(
+    tmp_path: Path,
+    cleanup: list,
+    browser_page: PageWatch,  # noqa: F811 (the fixture)
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben", "cat", "dan")  # dan never connects
+    arena = start_arena(folder, "--concurrency", "2")
+    cleanup.append(arena)
+    organizer = (folder / "organizer.token").read_text().strip()
+    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path) for n in ("ann", "ben", "cat"))
+    wait_until(lambda: games_of(arena).get("cat", 0) >= 4, 60, "cat's games")
+    assert _post(arena, "/api/players/cat/revoke", organizer) == 200
+    assert _post(arena, "/api/pause", organizer) == 200
+    wait_until(lambda: arena.json("/api/status")["live"] == 0, 60, "the games in flight to end")
+    page = browser_page.page
+
+    def header_games() -> int:
+        page.goto(arena.web + "/")
+        return int(page.locator("#leaderboard .counts").get_attribute("data-games") or "-1")
+
+    # Once the standings are refitted the header, the rows and the store agree.
+    wait_until(lambda: header_games() == _stored_games(folder), 30, "the refit")
+    rows = arena.json("/api/leaderboard")
+    header = header_games()
+    assert header == sum(row["games"] for row in rows) // 2 == _stored_games(folder) > 0
+    shown = {
+        tr.get_attribute("data-bot"): int(tr.locator("td.games").inner_text())
+        for tr in page.locator("#leaderboard tbody tr").all()
+    }
+    assert sum(shown.values()) == 2 * header
+    for row in rows:
+        assert row["wins"] + row["losses"] + row["draws"] == row["games"], row
+    status = {r["bot"]: r["status"] for r in rows}
+    assert status == {"ann": "connected", "ben": "connected", "cat": "revoked", "dan": "away"}
+    assert page.locator("tr[data-bot='cat'] .badge").inner_text() == "revoked"
+    # Sorting: by games, most first, then by name (A to Z), from the keyboard too.
+    page.locator("#leaderboard th:has-text('Games') button").click()
+    order = [tr.get_attribute("data-bot") for tr in page.locator("#leaderboard tbody tr").all()]
+    assert [shown[b] for b in order] == sorted(shown.values(), reverse=True)
+    page.locator("#leaderboard th:has-text('Bot') button").focus()
+    page.keyboard.press("Enter")
+    order = [tr.get_attribute("data-bot") for tr in page.locator("#leaderboard tbody tr").all()]
+    assert order == sorted(order)
+    assert page.locator("#leaderboard tr[data-bot='ann'] td.bar svg line").count() == 1
+    shots = shots_dir(tmp_path)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        browser_page.screenshot(shots / f"leaderboard-{width}.png")
     browser_page.assert_clean()

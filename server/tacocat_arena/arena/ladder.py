@@ -219,6 +219,9 @@ class Arena:
         self.decisions = 0
         self.started_at = time.time()
         self.standings: list[StandingsRow] = compute_standings(self.results, self._entrants())
+        #: How many published games ``standings`` were computed from: the pages show this
+        #: count beside the rows, so the header and the rows always add up.
+        self.standings_games = len(self.results)
         self.changes = Changes()
         #: Called with each game as it is committed (the bench and events listen here).
         self.on_game: list[Callable[[StoredGame], None]] = []
@@ -519,7 +522,8 @@ class Arena:
             await self._refit.wait()
             self._refit.clear()
             results, names = tuple(self.results), self._entrants()
-            self.standings = await asyncio.to_thread(compute_standings, results, names)
+            standings = await asyncio.to_thread(compute_standings, results, names)
+            self.standings, self.standings_games = standings, len(results)
             self.changes.fire()
             await asyncio.sleep(self.settings.refresh_s)
 

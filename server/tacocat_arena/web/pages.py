@@ -30,12 +30,13 @@ INDEX_SECTIONS = ("leaderboard", "connections", "games")
 
 def index_context(arena: Arena) -> dict[str, Any]:
     """What the index page and its stream's sections show."""
+    rows = views.leaderboard(arena)
     return {
-        "rows": views.leaderboard(arena),
+        "rows": rows,
+        "counts": views.leaderboard_counts(arena, rows),
         "connections": views.connections(arena),
         "live": [views.live_summary(g) for g in arena.live.values()],
         "recent": [views.game_summary(g) for g in list(arena.recent)[:20]],
-        "total": len(arena.results),
     }
 
 

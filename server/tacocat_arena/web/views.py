@@ -15,6 +15,7 @@ from tacocat_arena.arena.ladder import Arena, ConnectionFailure, LiveGame
 from tacocat_arena.arena.store import StoredGame
 from tacocat_arena.engine import spectator_event
 from tacocat_arena.report import Frame, spectator_frames
+from tacocat_arena.report.plot import elo_plot
 
 #: Event kinds that end a game: a live page's frames stop before them (their detail waits for
 #: the record, as ``spectator_state``'s events do).
@@ -22,9 +23,14 @@ _ENDINGS = frozenset({"forfeit", "game_end"})
 
 
 def leaderboard(arena: Arena) -> list[dict[str, Any]]:
-    """One row per bot, best first: the standings plus who is connected now."""
+    """One row per bot, best first: the standings, each bot's status now and its rating's
+    bar (``bar``: the interval and the rating as percents of one scale shared by the rows)."""
     rows = []
+    plot = elo_plot(arena.standings)
+    bars = {row.bot: row for row in plot.rows}
+    span = max(plot.right - plot.left, 1)
     for row in arena.standings:
+        bar = bars[row.bot]
         rows.append(
             {
                 "rank": row.rank,
@@ -43,9 +49,40 @@ def leaderboard(arena: Arena) -> list[dict[str, Any]]:
                 ),
                 "connected": arena.is_connected(row.bot),
                 "playing": arena.in_flight[row.bot],
+                **player_status(arena, row.bot),
+                "bar": {
+                    key: None if value is None else round(100 * (value - plot.left) / span, 1)
+                    for key, value in (("x", bar.x), ("low", bar.low), ("high", bar.high))
+                },
             }
         )
     return rows
+
+
+def player_status(arena: Arena, bot: str) -> dict[str, str]:
+    """Who ``bot`` belongs to and where it is now: ``connected``, ``away`` (registered, not
+    connected) or ``revoked`` (its token no longer works)."""
+    if arena.is_connected(bot):
+        status = "connected"
+    elif bot in arena.active_players():
+        status = "away"
+    else:
+        status = "revoked"
+    return {"player": bot, "status": status, "status_text": status}
+
+
+def leaderboard_counts(arena: Arena, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The leaderboard's header: the games its rows count (each game counts in two rows),
+    the games published since (counted at the next refit) and the rows by status."""
+    by_status: dict[str, int] = {}
+    for row in rows:
+        by_status[row["status"]] = by_status.get(row["status"], 0) + 1
+    return {
+        "games": arena.standings_games,
+        "pending": len(arena.results) - arena.standings_games,
+        "bots": len(rows),
+        "by_status": dict(sorted(by_status.items())),
+    }
 
 
 def status(arena: Arena) -> dict[str, Any]:
