@@ -26,6 +26,7 @@ from arena_support import (
     start_bot,
     wait_until,
 )
+from a11y_support import serious_violations
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
@@ -52,10 +53,20 @@ def shots_dir(tmp_path: Path) -> Path:
     return folder
 
 
+def look(watch: PageWatch, shots: Path, name: str, axe: str) -> None:
+    """At each width: a screenshot, and the accessibility audit with no serious violation."""
+    for width in WIDTHS:
+        watch.page.set_viewport_size({"width": width, "height": 900})
+        watch.screenshot(shots / f"{name}-{width}.png")
+        found = serious_violations(watch.page, axe)
+        assert not found, f"{name} at {width} px:\n" + "\n".join(found)
+
+
 def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
     tmp_path: Path,
     cleanup: list,
     browser_page: PageWatch,  # noqa: F811 (the fixture)
+    axe_source: str,
 ) -> None:
     folder = tmp_path / "arena"
     tokens = add_players(folder, "ann", "ben")
@@ -70,7 +81,8 @@ def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
                     state = arena.json(f"/api/games/{game['id']}")
                 except urllib.error.HTTPError:  # it ended meanwhile (and is held)
                     continue
-                if state.get("started") and len(state.get("events", [])) < 8:
+                # (an ended game's spectator state has no board and no events left)
+                if state.get("board") and len(state.get("events", [])) < 8:
                     return str(game["id"])
         return None
 
@@ -92,9 +104,7 @@ def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
         assert page.locator("#hand-0").get_attribute("data-cards") == ""
     assert seen[0] < seen[1]
     shots = shots_dir(tmp_path)
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        browser_page.screenshot(shots / f"live-{width}.png")
+    look(browser_page, shots, "live", axe_source)
     # The game ends: the same page becomes the replay, hands shown, without a reload.
     page.wait_for_selector("body.ended", timeout=120_000)
     assert page.evaluate("window.__loadedOnce") == "yes"
@@ -106,9 +116,7 @@ def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
     page.keyboard.press("Home")
     assert page.locator("#step").get_attribute("data-index") == "0"
     assert len(page.locator("#hand-0").get_attribute("data-cards").split()) >= 5
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        browser_page.screenshot(shots / f"replay-{width}.png")
+    look(browser_page, shots, "replay", axe_source)
     assert page.locator("nav a").inner_text() == "← back to the arena's leaderboard"
     browser_page.assert_clean()
 
@@ -133,6 +141,7 @@ def test_the_leaderboard_counts_add_up_shows_each_status_and_sorts(
     tmp_path: Path,
     cleanup: list,
     browser_page: PageWatch,  # noqa: F811 (the fixture)
+    axe_source: str,
 ) -> None:
     folder = tmp_path / "arena"
     tokens = add_players(folder, "ann", "ben", "cat", "dan")  # dan never connects
@@ -174,8 +183,5 @@ def test_the_leaderboard_counts_add_up_shows_each_status_and_sorts(
     order = [tr.get_attribute("data-bot") for tr in page.locator("#leaderboard tbody tr").all()]
     assert order == sorted(order)
     assert page.locator("#leaderboard tr[data-bot='ann'] td.bar svg line").count() == 1
-    shots = shots_dir(tmp_path)
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        browser_page.screenshot(shots / f"leaderboard-{width}.png")
+    look(browser_page, shots_dir(tmp_path), "leaderboard", axe_source)
     browser_page.assert_clean()

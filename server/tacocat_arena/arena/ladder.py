@@ -211,8 +211,9 @@ class Arena:
         self.recent: collections.deque[StoredGame] = collections.deque(
             self.finished_games(limit=RECENT_MEMORY), maxlen=RECENT_MEMORY
         )
+        #: The refused connections, kept in the store too: a restart does not empty them.
         self.failures: collections.deque[ConnectionFailure] = collections.deque(
-            maxlen=FAILURE_MEMORY
+            (ConnectionFailure(*row) for row in store.refusals()), maxlen=FAILURE_MEMORY
         )
         self.connected_since: dict[str, float] = {}
         self.paused = False
@@ -278,8 +279,9 @@ class Arena:
         return self.referee.live_session(name) is not None
 
     def note_failure(self, failure: ConnectionFailure) -> None:
-        """Remember a refused connection and tell the pages."""
+        """Remember a refused connection (in the store too) and tell the pages."""
         self.failures.append(failure)
+        self.store.note_refusal(failure.at, failure.name, failure.peer, failure.reason)
         self.changes.fire()
 
     async def rating_history(self, bot: str, points: int = 30) -> list[tuple[int, float, float]]:
@@ -371,6 +373,10 @@ class Arena:
         while True:
             self.check_players()
             await asyncio.sleep(PLAYERS_POLL_S)
+
+    def is_active(self, name: str) -> bool:
+        """Whether ``name`` is a registered player whose token works (not revoked)."""
+        return name in self._active
 
     def can_play(self, name: str) -> bool:
         """Connected with its player's current token, under the per-bot game limit."""

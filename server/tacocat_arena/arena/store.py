@@ -54,7 +54,16 @@ CREATE TABLE IF NOT EXISTS games (
     pair INTEGER NOT NULL,{GAME_COLUMNS_DDL});
 CREATE INDEX IF NOT EXISTS games_seat0 ON games (seat0, seq);
 CREATE INDEX IF NOT EXISTS games_seat1 ON games (seat1, seq);
+CREATE TABLE IF NOT EXISTS refusals (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    name TEXT NOT NULL,
+    peer TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
 """
+#: Refused connections the store keeps (the newest); older ones are deleted as new ones come.
+REFUSALS_KEPT = 200
 
 
 class ArenaError(RuntimeError):
@@ -102,6 +111,7 @@ class ArenaStore:
         #: fsync then never stalls the event loop (and the pages) it would otherwise block.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-store")
         self._writer_db = threading.local()
+        self._refusals_waiting = 0
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
@@ -193,6 +203,38 @@ class ArenaStore:
         return None if row is None else str(row[0])
 
     # -- games ----------------------------------------------------------------------------
+    # -- refused connections -----------------------------------------------------------------
+    def note_refusal(self, at: float, name: str, peer: str, reason: str) -> None:
+        """Keep a refused connection (the newest ``REFUSALS_KEPT``), written by the writer
+        thread without waiting: a flood of refusals never stalls the loop on the disk, and
+        past ``REFUSALS_KEPT`` writes waiting the newest are dropped (memory stays bounded)."""
+        if self._refusals_waiting >= REFUSALS_KEPT:
+            return
+        self._refusals_waiting += 1
+        try:
+            self._writer.submit(self._refusal_in_writer, at, name, peer, reason)
+        except RuntimeError:  # the store is closing: the pages' memory still has it
+            self._refusals_waiting -= 1
+
+    def _refusal_in_writer(self, at: float, name: str, peer: str, reason: str) -> None:
+        self._refusals_waiting -= 1
+        db = getattr(self._writer_db, "db", None)
+        if db is None:
+            db = self._writer_db.db = self._connect()
+        db.execute(
+            "INSERT INTO refusals (at, name, peer, reason) VALUES (?, ?, ?, ?)",
+            (at, name[:200], peer[:200], reason[:1000]),
+        )
+        db.execute(
+            "DELETE FROM refusals WHERE seq <= (SELECT MAX(seq) FROM refusals) - ?",
+            (REFUSALS_KEPT,),
+        )
+
+    def refusals(self) -> list[tuple[float, str, str, str]]:
+        """The refused connections kept, oldest first: ``(at, name, peer, reason)``."""
+        rows = self.db.execute("SELECT at, name, peer, reason FROM refusals ORDER BY seq")
+        return [(float(at), str(n), str(p), str(r)) for at, n, p, r in rows]
+
     async def commit_game(
         self, result: GameResult, detail: str, record: dict[str, Any], *, event: str, pair: int
     ) -> StoredGame:

@@ -52,7 +52,8 @@ class EloPlot:
     axis_y: float
 
 
-def _step(span: float) -> float:
+def tick_step(span: float) -> float:
+    """A round step (1, 2 or 5 times a power of ten) giving about six ticks over ``span``."""
     raw = span / 6
     magnitude = 10 ** math.floor(math.log10(raw))
     return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
@@ -65,7 +66,7 @@ def elo_plot(rows: Sequence[StandingsRow]) -> EloPlot:
     lo, hi = min(lows + [0.0]), max(highs + [0.0])
     if hi - lo < 1:
         lo, hi = lo - 50, hi + 50
-    step = _step(hi - lo)
+    step = tick_step(hi - lo)
     lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     left, right = LABEL, WIDTH - 20
 

@@ -2,7 +2,8 @@
 
 The routes live in modules named for what they serve: ``pages`` (HTML and its event
 streams), ``api`` (read-only JSON), ``organizer`` (actions that need the organizer's token),
-``uploads`` (bot submissions, with the player's token).
+``uploads`` (bot submissions, with the player's token), ``desk`` (the organizer's page),
+``players`` (a player's page and its versions).
 Handlers are thin: they read the request, call a function of ``views`` and render a template
 file or JSON.  The app runs on the arena's own asyncio loop (``serve_web``), so it reads the
 arena's state directly, without locks: nothing changes between two awaits.
@@ -19,14 +20,24 @@ import uvicorn
 from starlette.applications import Starlette
 
 from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.web import api, organizer, pages, uploads
+from tacocat_arena.web import api, desk, organizer, pages, players, uploads
+from tacocat_arena.web.health import GameClock
 from tacocat_arena.web.limits import StreamLimits, WebLimits, limited_protocol
 
 
 def create_app(arena: Arena) -> Starlette:
     """The web application of ``arena`` (handlers find it on ``app.state.arena``)."""
-    app = Starlette(routes=[*pages.ROUTES, *api.ROUTES, *organizer.ROUTES, *uploads.ROUTES])
+    routes = [
+        *pages.ROUTES,
+        *players.ROUTES,
+        *api.ROUTES,
+        *organizer.ROUTES,
+        *uploads.ROUTES,
+        *desk.ROUTES,
+    ]
+    app = Starlette(routes=routes)
     app.state.arena = arena
+    app.state.game_clock = GameClock(arena)
     return app
 
 

@@ -19,6 +19,7 @@ from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.report import FrameError, end_update, live_update, render_live, render_replay
 from tacocat_arena.web import views
+from tacocat_arena.web.charts import rating_chart
 from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
 from tacocat_arena.web.streams import LIVE_POLL_S, SharedRender, event_stream
 
@@ -156,7 +157,7 @@ async def bot_data(arena: Arena, name: str) -> dict[str, Any] | None:
             {"games": g, "rating": round(r, 1), "rating_err": round(e, 1) if e < 1e9 else None}
             for g, r, e in history
         ],
-        "chart": views.rating_points(history),
+        "chart": rating_chart(history, x_title=f"games played by {name}"),
     }
 
 

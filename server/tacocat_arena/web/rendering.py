@@ -35,6 +35,7 @@ TEMPLATES.env.globals.update(
     common_css=static_text("common.css"),
     arena_css=_static("arena.css"),
     arena_js=_static("arena.js"),
+    desk_js=_static("desk.js"),
 )
 
 

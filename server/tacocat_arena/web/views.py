@@ -7,12 +7,12 @@ or the draw pile; a finished game's record is public (docs/game-record.md).
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
 from tacocat_arena.arena.ladder import Arena, ConnectionFailure, LiveGame
 from tacocat_arena.arena.store import StoredGame
+from tacocat_arena.arena.submissions import Status, parse_identity, version_summary
 from tacocat_arena.engine import spectator_event
 from tacocat_arena.report import Frame, spectator_frames
 from tacocat_arena.report.plot import elo_plot
@@ -60,15 +60,56 @@ def leaderboard(arena: Arena) -> list[dict[str, Any]]:
 
 
 def player_status(arena: Arena, bot: str) -> dict[str, str]:
-    """Who ``bot`` belongs to and where it is now: ``connected``, ``away`` (registered, not
-    connected) or ``revoked`` (its token no longer works)."""
+    """Whose ``bot`` is and where it is now: a connected bot is ``connected``, ``away``
+    (registered, not connected) or ``revoked`` (its token no longer works); a hosted version
+    (``alice@v2``) is ``hosted`` while active, else its version's status (``suspended``,
+    ``retired``...)."""
+    identity = parse_identity(bot)
+    if identity is not None:
+        player, number = identity
+        hosting = arena.hosting
+        version = None if hosting is None else hosting.submissions.get(player, number)
+        if version is None:
+            return {"player": player, "status": "retired", "status_text": f"v{number}, gone"}
+        if version.status is Status.ACTIVE:
+            return {"player": player, "status": "hosted", "status_text": f"hosted, v{number}"}
+        status = str(version.status)
+        return {"player": player, "status": status, "status_text": f"{status}, v{number}"}
     if arena.is_connected(bot):
         status = "connected"
-    elif bot in arena.active_players():
+    elif arena.is_active(bot):
         status = "away"
     else:
         status = "revoked"
     return {"player": bot, "status": status, "status_text": status}
+
+
+def waiting_submissions(arena: Arena) -> list[dict[str, Any]]:
+    """Versions waiting for the gate or refused by it, newest first (none where the arena
+    hosts no bots)."""
+    hosting = arena.hosting
+    if hosting is None:
+        return []
+    versions = hosting.submissions.with_status(Status.CHECKING, Status.REJECTED)
+    return [
+        version_summary(v, arena.games_played[v.identity])
+        for v in sorted(versions, key=lambda v: v.submitted_at, reverse=True)
+    ]
+
+
+def workers(arena: Arena) -> dict[str, Any]:
+    """Where hosted games run and how that went (zeros where the arena hosts no bots)."""
+    hosting = arena.hosting
+    if hosting is None:
+        return {"workers": 0, "workers_text": "no hosted bots (serve --workers N hosts them)",
+                "batches_played": 0, "batches_lost": 0, "checking": 0}  # fmt: skip
+    return {
+        "workers": hosting.runner.slots,
+        "workers_text": hosting.runner.description,
+        "batches_played": hosting.batches_played,
+        "batches_lost": hosting.batches_lost,
+        "checking": len(hosting.submissions.with_status(Status.CHECKING)),
+    }
 
 
 def leaderboard_counts(arena: Arena, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -204,30 +245,3 @@ def live_frames(live: LiveGame) -> list[Frame]:
             break
         shown.append(spectator_event(event))
     return spectator_frames(shown, live.seats, game.ruleset)
-
-
-def rating_points(history: list[tuple[int, float, float]]) -> dict[str, Any] | None:
-    """An SVG polyline (and its band) of a rating history, in a 600 x 160 box."""
-    if not history:
-        return None
-    width, height, pad = 600.0, 160.0, 10.0
-    finite = [(g, r, e if math.isfinite(e) else 0.0) for g, r, e in history]
-    low = min(r - e for _, r, e in finite)
-    high = max(r + e for _, r, e in finite)
-    span = max(high - low, 1.0)
-    last = max(g for g, _, _ in finite)
-
-    def xy(games: int, rating: float) -> str:
-        x = pad + (width - 2 * pad) * (games / max(last, 1))
-        y = height - pad - (height - 2 * pad) * ((rating - low) / span)
-        return f"{x:.1f},{y:.1f}"
-
-    line = " ".join(xy(g, r) for g, r, _ in finite)
-    band = [xy(g, r + e) for g, r, e in finite] + [xy(g, r - e) for g, r, e in reversed(finite)]
-    return {
-        "line": line,
-        "band": " ".join(band),
-        "low": round(low),
-        "high": round(high),
-        "last": finite[-1],
-    }

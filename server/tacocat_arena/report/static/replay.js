@@ -20,7 +20,6 @@
       target.appendChild(el);
     });
     target.setAttribute("data-cards", cards.join(" "));
-    target.removeAttribute("aria-label");
     if (cards.length === 0) {
       var none = document.createElement("span");
       none.className = "empty";
@@ -33,7 +32,10 @@
   function hiddenHand(target, size) {
     target.textContent = "";
     target.setAttribute("data-cards", "");
-    target.setAttribute("aria-label", size + " cards, face down");
+    var said = document.createElement("span");
+    said.className = "sr-only";
+    said.textContent = size + " cards, face down";
+    target.appendChild(said);
     for (var i = 0; i < size; i++) {
       var el = document.createElement("span");
       el.className = "card back";

@@ -1,0 +1,95 @@
+"""The organizer's desk (``/admin``): players, submissions, refused connections, pause and
+resume, and the arena's health, for the holder of the organizer's token.
+
+The page itself holds no data: its script asks ``/admin/sections`` (HTML rendered from the
+desk's templates) and ``/api/admin`` (the same as JSON) with the token as a bearer token,
+as every organizer action does (``organizer.py``), and keeps the token in the tab's
+``sessionStorage`` only.  No cookie means no request another site can make in the
+organizer's name.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.web import views
+from tacocat_arena.web.health import GameClock
+from tacocat_arena.web.organizer import is_organizer, refusal
+from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
+
+#: Refused connections the desk lists (the store keeps up to ``store.REFUSALS_KEPT``).
+DESK_REFUSALS = 100
+
+
+def desk_data(arena: Arena, clock: GameClock) -> dict[str, Any]:
+    """Everything the desk shows, as plain data."""
+    rows = {row["bot"]: row for row in views.leaderboard(arena)}
+    players = [
+        {
+            "name": p.name,
+            "added_at": p.added_at,
+            "revoked_at": p.revoked_at,
+            "status": views.player_status(arena, p.name)["status"],
+            "games": rows.get(p.name, {}).get("games", 0),
+        }
+        for p in arena.store.players()
+    ]
+    failures = [views.failure_dict(f) for f in reversed(arena.failures)]
+    return {
+        "players": players,
+        "submissions": views.waiting_submissions(arena),
+        "failures": failures[:DESK_REFUSALS],
+        "failures_total": len(arena.failures),
+        "paused": arena.paused,
+        "health": {
+            "games_per_s": round(clock.rate(), 2),
+            "games": len(arena.results),
+            "live": len(arena.live),
+            "concurrency": arena.settings.concurrency,
+            "connected": sum(1 for s in arena.referee.sessions.values() if s.is_open),
+            "uptime_s": round(time.time() - arena.started_at),
+            **views.workers(arena),
+            "refused": len(arena.failures),
+            "forfeits": sum(row["forfeits"] for row in rows.values()),
+        },
+    }
+
+
+def _clock(request: Request) -> GameClock:
+    clock: GameClock = request.app.state.game_clock
+    return clock
+
+
+async def desk(request: Request) -> Response:
+    """The desk's page: a sign-in form until the token is given, then the sections."""
+    return page(request, "admin.html", {})
+
+
+async def sections(request: Request) -> Response:
+    """The desk's sections as HTML (organizer only)."""
+    arena = arena_of(request)
+    if not is_organizer(arena, request):
+        return refusal()
+    context = desk_data(arena, _clock(request))
+    return HTMLResponse(TEMPLATES.get_template("_desk.html").render(context))
+
+
+async def api_desk(request: Request) -> Response:
+    """The desk's data as JSON (organizer only)."""
+    arena = arena_of(request)
+    if not is_organizer(arena, request):
+        return refusal()
+    return JSONResponse(desk_data(arena, _clock(request)))
+
+
+ROUTES = [
+    Route("/admin", desk),
+    Route("/admin/sections", sections),
+    Route("/api/admin", api_desk),
+]
