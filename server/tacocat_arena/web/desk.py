@@ -30,13 +30,16 @@ DESK_REFUSALS = 100
 def desk_data(arena: Arena, clock: GameClock) -> dict[str, Any]:
     """Everything the desk shows, as plain data."""
     rows = {row["bot"]: row for row in views.leaderboard(arena)}
+    games: dict[str, int] = {}
+    for row in rows.values():  # a player's games: its connected bot's and its versions'
+        games[row["player"]] = games.get(row["player"], 0) + row["games"]
     players = [
         {
             "name": p.name,
             "added_at": p.added_at,
             "revoked_at": p.revoked_at,
             "status": views.player_status(arena, p.name)["status"],
-            "games": rows.get(p.name, {}).get("games", 0),
+            "games": games.get(p.name, 0),
         }
         for p in arena.store.players()
     ]
