@@ -65,7 +65,7 @@ def test_the_live_page_holds_no_hidden_card() -> None:
         back=("/", "the arena's leaderboard"),
     )
     assert 'id="board"' in html and "live</span>" in html
-    for key in ('"hands"', '"drawn"', '"draw_pile"', "is dealt"):
+    for key in ('"hands"', '"drawn"', '"draw_pile"', "greedy is dealt", "random is dealt"):
         assert key not in html, key
     for event in events[:cut]:
         if event["type"] == "deal":
