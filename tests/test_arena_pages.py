@@ -31,7 +31,7 @@ from arena_support import (
 )
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
 
-from tacocat_arena.tournament.sandbox import bwrap_path
+from tacocat_arena.launch.sandbox import bwrap_path
 
 pytestmark = pytest.mark.slow
 
