@@ -5,7 +5,7 @@ and its web page (web/, which imports arena); ``serve.py`` imports it only when 
 runs, so other commands do not load grpc, Starlette and uvicorn.
 
 Start-up prints ``arena: HOST:PORT`` and ``web: http://HOST:PORT/`` (scripts wait for these
-lines).  SIGINT and SIGTERM stop it cleanly: no new games, the games in flight get
+lines; on every interface, HOST is this machine's address, not 0.0.0.0: ``addresses.py``).  SIGINT and SIGTERM stop it cleanly: no new games, the games in flight get
 ``drain_s`` to finish (each is stored only if it finishes), bots are told SERVER_SHUTDOWN.
 Started again on the same folder it carries on: the store holds every finished game.
 """
@@ -31,6 +31,7 @@ from tacocat_arena.arena.hosted import (
 from tacocat_arena.arena.ladder import Arena, LadderSettings
 from tacocat_arena.arena.players import import_tokens, organizer_token
 from tacocat_arena.arena.store import ArenaStore
+from tacocat_arena.cli.addresses import describe
 from tacocat_arena.referee import start_server
 from tacocat_arena.web.app import serve_web
 
@@ -92,8 +93,11 @@ async def serve_arena(
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, stop.set)
-        say(f"arena: {options.host}:{port}{' (TLS)' if options.tls else ''}")
-        say(f"web: http://{options.web_host}:{web_port}/")
+        # On every interface (0.0.0.0) the lines name this machine's addresses instead.
+        arena_at, arena_note = describe(options.host, port)
+        web_at, web_note = describe(options.web_host, web_port, "http://")
+        say(f"arena: {arena_at}{' (TLS)' if options.tls else ''}{arena_note}")
+        say(f"web: {web_at}{web_note}")
         players = [p.name for p in store.players() if p.is_active]
         hint = f"; add some: tacocat-arena players add NAME --dir {options.folder}"
         say(

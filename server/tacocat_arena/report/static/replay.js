@@ -171,5 +171,7 @@
       }
     });
   }
-  if (frames.length) { show(fromHash()); }
+  // A live game opens on its newest step (and follows it), a replay on its first.
+  var opening = data.stream && !/step=/.test(window.location.hash) ? frames.length - 1 : fromHash();
+  if (frames.length) { show(opening); }
 })();
