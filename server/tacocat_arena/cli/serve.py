@@ -119,6 +119,13 @@ def _address(text: str, what: str) -> tuple[str, int]:
     show_default=True,
     help="Hosted bots' sandbox: bwrap where it works (auto), or required, or none.",
 )
+@click.option(
+    "--build-timeout",
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Hosted bots: how long a package's build may take.",
+)
 def serve(
     folder: Path,
     host: str,
@@ -141,6 +148,7 @@ def serve(
     workers: int,
     cluster: str | None,
     sandbox: str,
+    build_timeout: float,
 ) -> None:
     """A long-running arena: bots connect with their token whenever they like and the ladder
     keeps pairing them; a live leaderboard is on the web page.  Ctrl-C stops it; started again
@@ -152,6 +160,7 @@ def serve(
     from tacocat_arena.arena.hosted import HostedSettings
     from tacocat_arena.arena.ladder import LadderSettings
     from tacocat_arena.cli.arena_service import ServeOptions, serve_arena
+    from tacocat_arena.launch.build import BuildSettings
     from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
     from tacocat_arena.referee import ClockSettings, RefereeSettings
     from tacocat_arena.tournament.executors import ExecutorError
@@ -183,7 +192,11 @@ def serve(
         raise click.ClickException(str(error)) from None
     if workers < 1:
         raise click.BadParameter("must be >= 1", param_hint="--workers")
-    hosted = HostedSettings(sandbox=SandboxMode(sandbox))
+    if build_timeout <= 0:
+        raise click.BadParameter("must be > 0", param_hint="--build-timeout")
+    hosted = HostedSettings(
+        sandbox=SandboxMode(sandbox), build=BuildSettings(timeout_s=build_timeout)
+    )
     options = ServeOptions(
         folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
     )
