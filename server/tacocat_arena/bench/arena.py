@@ -181,12 +181,7 @@ def bench_arena(
             paused = _phase(connection, server.pid, min(seconds, 5.0), (idle, requests_per_s))
             connection.close()
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.communicate()
+            stop_server(server, 30.0)
             for driver in drivers:
                 try:
                     driver.wait(15)
@@ -206,6 +201,16 @@ def bench_arena(
         load_before,
         os.getloadavg(),
     )
+
+
+def stop_server(server: subprocess.Popen[str], timeout: float) -> None:
+    """SIGTERM the arena server and wait for it (killed after ``timeout`` seconds)."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.communicate()
 
 
 def _addresses(server: subprocess.Popen[str]) -> tuple[str, str]:

@@ -4,7 +4,8 @@ response time while they play.
 For each worker count it starts ``tacocat-arena serve --workers N`` on a fresh folder
 (loopback, free ports), submits four example packages over HTTP as four players (two
 ``python-random``, two ``python-greedy``: two pairings can play at once), waits until all four
-are active and have played, then for ``seconds`` asks for ``/`` and ``/api/leaderboard`` in
+are active (gated against a 5 s move timeout, which a busy machine's check survives) and
+have played, then for ``seconds`` asks for ``/`` and ``/api/leaderboard`` in
 turn at a steady rate over one keep-alive connection, timing each, and counts the games
 committed.  A hosted game's cost includes starting its batch's sandboxed processes (four per
 batch of two deals: each version and its twin), which is most of it for these fast bots.
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,11 +27,11 @@ import example_bots
 from tacocat_arena.arena.uploader import follow, upload
 from tacocat_arena.bench.arena import (
     _addresses,
-    _cpu_seconds,
-    _get,
     _latency,
+    _phase,
     _status,
     load_line,
+    stop_server,
 )
 
 #: The example packages (example_bots/packages in the repository).
@@ -100,7 +100,7 @@ def _run(workers: int, seconds: float, requests_per_s: float) -> HostedRun:
         server = subprocess.Popen(
             [sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(Path(folder) / "a"),
              "--tokens", str(tokens_file), "--port", "0", "--web", "127.0.0.1:0",
-             "--workers", str(workers)],
+             "--workers", str(workers), "--move-timeout", "5"],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
@@ -118,26 +118,8 @@ def _run(workers: int, seconds: float, requests_per_s: float) -> HostedRun:
                     raise RuntimeError("the hosted versions did not start playing")
                 time.sleep(0.5)
             latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
-            games_before, cpu_before = _status(connection)["games"], _cpu_seconds(server.pid)
-            started = time.monotonic()
-            count = 0
-            paths = list(latencies)
-            while time.monotonic() < started + seconds:
-                path = paths[count % 2]
-                sent = time.perf_counter()
-                _get(connection, path)
-                latencies[path].append((time.perf_counter() - sent) * 1000)
-                count += 1
-                time.sleep(max(0.0, started + count / requests_per_s - time.monotonic()))
-            elapsed = time.monotonic() - started
-            games = _status(connection)["games"] - games_before
-            cpu = _cpu_seconds(server.pid) - cpu_before
+            phase = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
             connection.close()
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.communicate()
-    return HostedRun(workers, elapsed, games, latencies, cpu)
+            stop_server(server, 60.0)
+    return HostedRun(workers, phase.seconds, phase.games, latencies, phase.server_cpu_s)
