@@ -53,6 +53,7 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if name == "crashy":  # it writes its crash flag into its folder (read-only if sandboxed)
             lines.append("writable_dir = true")
     (folder / "league.toml").write_text("\n".join(lines) + "\n")
+    folder.chmod(0o777)  # crashy writes there: a root runner's bot is uid 65534
     done = subprocess.run(
         [sys.executable, "-m", "tacocat_arena.cli", "run", str(folder / "league.toml"), "-q"],
         cwd=folder,

@@ -137,7 +137,11 @@ def test_descendants_include_children_of_children() -> None:
 
 
 # -- the sandbox's command line and limits ----------------------------------------------------
-def test_bwrap_hides_the_config_the_output_and_other_bots(tmp_path: Path) -> None:
+@pytest.mark.parametrize("root", [False, True])
+def test_bwrap_hides_the_config_the_output_and_other_bots(
+    tmp_path: Path, root: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox, "runs_as_root", lambda: root)
     (tmp_path / "tournament.toml").write_text("seed = 1\n")
     (tmp_path / "out").mkdir()
     (tmp_path / "other").mkdir()
@@ -148,20 +152,35 @@ def test_bwrap_hides_the_config_the_output_and_other_bots(tmp_path: Path) -> Non
         writable_dir=False,
         socket=tmp_path / "s.sock",
         hide=[tmp_path / "tournament.toml", tmp_path / "out", tmp_path / "other", Path("/x/y")],
+        tmpfs_mib=64,
     )
     pairs = list(zip(argv, argv[1:], argv[2:], strict=False))
+    twos = list(zip(argv, argv[1:], strict=False))
+    fours = list(zip(argv, argv[1:], argv[2:], argv[3:], strict=False))
     assert ("--ro-bind", str(tmp_path), str(tmp_path)) in pairs
     assert ("--ro-bind", "/dev/null", str(tmp_path / "tournament.toml")) in pairs
-    assert ("--tmpfs", str(tmp_path / "out")) in list(zip(argv, argv[1:], strict=False))
-    assert ("--tmpfs", str(tmp_path / "other")) in list(zip(argv, argv[1:], strict=False))
+    assert ("--tmpfs", str(tmp_path / "out")) in twos
+    assert ("--tmpfs", str(tmp_path / "other")) in twos
     assert "/x/y" not in argv  # not mounted in the first place
     assert ("--bind", str(tmp_path / "s.sock"), sandbox.SOCKET_IN_SANDBOX) in pairs
-    for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--disable-userns"):
-        assert flag in argv
-    assert ("--cap-drop", "ALL") in list(zip(argv, argv[1:], strict=False))
+    # /tmp and /dev/shm are memory: sized (64 MiB and a quarter of it), open to the bot.
+    assert ("--size", str(64 * 2**20), "--tmpfs", "/tmp") in fours
+    assert ("--size", str(16 * 2**20), "--tmpfs", "/dev/shm") in fours
+    # The folders above its code and its own folder can be crossed whatever the host's mode.
+    assert ("--perms", "0755", "--dir", str(tmp_path.parent)) in fours
+    if root:  # no user namespace (it would map the bot to root): it drops to uid 65534
+        for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent"):
+            assert flag in argv
+        assert "--unshare-user" not in argv and "--unshare-all" not in argv
+        assert {a for f, a in twos if f == "--cap-add"} == {"CAP_SETUID", "CAP_SETGID"}
+    else:
+        for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--disable-userns"):
+            assert flag in argv
+        assert "--cap-add" not in argv
+    assert ("--cap-drop", "ALL") in twos
     assert argv[-3:] == ["--", "python", "bot.py"]
     home = Path.home()
-    mounted = [Path(a) for a in argv if a.startswith("/")]
+    mounted = [Path(source) for flag, source in twos if flag in ("--ro-bind", "--bind")]
     assert home not in mounted  # at most the code under it, never the home itself
     writable = sandbox.bwrap_argv(
         ["b"], bwrap="bwrap", bot_dir=tmp_path, writable_dir=True, socket=tmp_path, hide=[]
@@ -182,23 +201,43 @@ def test_a_sandboxed_bot_gets_only_the_base_env_the_sdk_settings_and_its_own(
     assert env["TACOCAT_ARENA_TOKEN"] == "t" and env["HOME"] == "/tmp"
 
 
-def test_the_launcher_sets_the_limits_and_a_pids_cgroup_when_there_is_one(tmp_path: Path) -> None:
+def test_the_launcher_sets_the_limits_and_enters_the_cgroups_when_there_are_some(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if sandbox.launcher_missing():
         pytest.skip(f"{sandbox.launcher_missing()} (util-linux) is not installed")
     limits = Limits(memory_mib=64, processes=8, open_files=32)
     plain = sandbox.launcher(limits, None)
     assert "--pdeathsig" in plain and f"--data={64 * 2**20}:{64 * 2**20}" in plain
-    assert "--nofile=32:32" in plain and "--nproc=8:8" in plain
+    assert "--nofile=32:32" in plain
+    assert not any(a.startswith("--nproc") for a in plain)  # it would count all the user's
     script = (
         "import resource as r; "
         "print(r.getrlimit(r.RLIMIT_DATA)[0], r.getrlimit(r.RLIMIT_NOFILE)[0])"
     )
     done = subprocess.run([*plain, sys.executable, "-c", script], capture_output=True, text=True)
     assert done.stdout.split() == [str(64 * 2**20), "32"]
-    cgroup = sandbox.PidsCgroup(tmp_path, 2)
+    # v1: one folder per hierarchy; the shell writes its pid into each, then execs the bot.
+    (tmp_path / "pids").mkdir()
+    (tmp_path / "memory").mkdir()
+    cgroup = sandbox.BotCgroup(pids=tmp_path / "pids", memory=tmp_path / "memory")
     wrapped = sandbox.launcher(limits, cgroup)
-    assert wrapped[:2] == ["/bin/sh", "-c"] and str(tmp_path / "cgroup.procs") in wrapped
-    assert not any(a.startswith("--nproc") for a in wrapped)  # the cgroup counts instead
+    assert wrapped[:2] == ["/bin/sh", "-c"]
+    done = subprocess.run(
+        [*wrapped, sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+    )
+    pid = done.stdout.strip()
+    assert pid and all((f / "cgroup.procs").read_text().strip() == pid for f in cgroup.folders)
+    # Inside the sandbox: an ordinary runner's bot gets RLIMIT_NPROC in its own user
+    # namespace where no pids cgroup counts; a root runner's drops to uid 65534.
+    monkeypatch.setattr(sandbox, "runs_as_root", lambda: False)
+    assert sandbox.in_sandbox(limits, None)[1:] == ["--nproc=8:8", "--"]
+    assert sandbox.in_sandbox(limits, cgroup) == []
+    monkeypatch.setattr(sandbox, "runs_as_root", lambda: True)
+    inside = sandbox.in_sandbox(limits, None)
+    assert inside[0].endswith("setpriv") and inside[1:5] == ["--reuid", "65534", "--regid", "65534"]
 
 
 @pytest.mark.parametrize(

@@ -468,6 +468,7 @@ def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:
     }
     # The bot writes its flag into its folder: read-only in the sandbox unless it says so.
     writable = {"crashy": {"writable_dir": True}}
+    tmp_path.chmod(0o777)  # and a root runner's bot is uid 65534 (sandbox.unreachable_by_bot)
     config = write_config(
         tmp_path, bots, options=writable, games=6, seed=3, concurrency=2, out="out"
     )

@@ -15,7 +15,9 @@ Modes (``--mode``, repeatable):
              one it played (its opponent then holds the hand it held)
   orphan     leave a child running (its own session, double-forked), tagged --tag
   forkbomb   in its --after-th decision fork until refused, then fail
-  hog        in its --after-th decision allocate until refused, then fail
+  hog        in its --after-th decision take memory until refused, then fail: --method
+             heap (default), tmpfs (files in /tmp), shared (shared anonymous mappings) or
+             memfd, 16 MiB at a time, --hog-mib in all
   kill9      in its --after-th decision SIGKILL itself
   exit       in its --after-th decision exit with code 7
   chatter    print --chatter-kib KiB of output at start (for the log cap)
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import glob
+import mmap
 import os
 import socket
 import subprocess
@@ -99,6 +102,7 @@ def spy(options: argparse.Namespace) -> None:
         home = "absent"
     probe("home-entries", home)
     probe("organizer-secret", os.environ.get("ORGANIZER_SECRET", "absent"))
+    probe("shadow", readable("/etc/shadow"))
     probe("config-env", os.environ.get("LEVEL", "absent"))
     try:
         Path("written-by-bot.txt").write_text("x")
@@ -292,10 +296,11 @@ class Hostile(Bot):
             for _ in range(100):  # and then threads of its own, until one is refused
                 threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
         if "hog" in mode:
-            hoard = []
+            hoard: list[object] = []
+            take = _HOGS[self.options.method]
             try:
-                while len(hoard) < 256:  # 4 GiB at most
-                    hoard.append(bytearray(16 * 2**20))
+                while len(hoard) < self.options.hog_mib // 16:  # bounded where nothing limits
+                    hoard.append(take(len(hoard)))
             finally:
                 probe("allocated-mib", 16 * len(hoard))
         if "kill9" in mode:
@@ -306,6 +311,39 @@ class Hostile(Bot):
 
     def attack(self, view):  # type: ignore[no-untyped-def]
         return view.legal.attacks[0]
+
+
+_CHUNK = 16 * 2**20
+
+
+def _shared(_: int) -> object:
+    """16 MiB of shared anonymous memory, touched (RLIMIT_DATA does not count it)."""
+    block = mmap.mmap(-1, _CHUNK, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+    block.write(b"\1" * _CHUNK)
+    return block
+
+
+def _memfd(_: int) -> object:
+    """16 MiB in a memfd (an unnamed tmpfs file: no mount's size counts it)."""
+    fd = os.memfd_create("hog")
+    os.write(fd, b"\1" * _CHUNK)
+    return fd
+
+
+def _tmpfs(index: int) -> object:
+    """16 MiB more in the private /tmp (a tmpfs: memory)."""
+    path = Path(f"/tmp/hog-{index}")
+    path.write_bytes(b"\1" * _CHUNK)
+    return path
+
+
+#: --method: how the hog takes its memory.
+_HOGS = {
+    "heap": lambda _: bytearray(b"\1" * _CHUNK),
+    "shared": _shared,
+    "memfd": _memfd,
+    "tmpfs": _tmpfs,
+}
 
 
 def predicted(seed: int, game_id: str, seat: int) -> list[list[int]]:
@@ -342,6 +380,8 @@ def main() -> None:
     parser.add_argument("--tag", default="hostile")
     parser.add_argument("--chatter-kib", type=int, default=0)
     parser.add_argument("--victim", default="victim")
+    parser.add_argument("--method", choices=sorted(_HOGS), default="heap")
+    parser.add_argument("--hog-mib", type=int, default=4096)
     parser.add_argument("--attempts", type=int, default=4)
     options = parser.parse_args()
     if "chatter" in options.mode:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.launch import sandbox
-from tacocat_arena.launch.sandbox import Limits, PidsCgroup, SandboxMode
+from tacocat_arena.launch.sandbox import BotCgroup, Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee
 from tacocat_arena.referee.peers import PeerCheck
@@ -117,7 +117,7 @@ class BotProcess:
         self.log_path = launch.log_path
         self.log = CappedLog(launch.log_path, launch.log_limit_bytes)
         self.process: asyncio.subprocess.Process | None = None
-        self.cgroup: PidsCgroup | None = None
+        self.cgroup: BotCgroup | None = None
         self.starts = 0
         #: How each start ended ("exited with code 3", "killed by signal 9 (SIGKILL)").
         self.exits: list[str] = []
@@ -149,7 +149,7 @@ class BotProcess:
             argv[0] = sys.executable
         return argv
 
-    def _command(self) -> tuple[list[str], dict[str, str], Path | None]:
+    def _command(self, cgroup: BotCgroup | None) -> tuple[list[str], dict[str, str], Path | None]:
         launch = self.launch
         argv = self.argv()
         sandboxed = launch.mode is SandboxMode.BWRAP
@@ -171,28 +171,35 @@ class BotProcess:
         # read-only where it is, alone: the folder it lies in stays out of sight.
         program = Path(argv[0])
         extra = [program] if program.is_absolute() and program.is_file() else []
+        if why := sandbox.unreachable_by_bot(launch.cwd, write=self.spec.writable_dir):
+            raise BotStartError(f"bot {self.spec.name!r}: {why}")
         command = sandbox.bwrap_argv(
-            argv,
+            [*sandbox.in_sandbox(launch.limits, cgroup), *argv],
             bwrap=bwrap,
             bot_dir=launch.cwd,
             writable_dir=self.spec.writable_dir,
             socket=launch.socket_path,
             hide=launch.hide,
             extra_code=extra,
+            tmpfs_mib=launch.limits.memory_mib,
         )
         return command, sandbox.bot_env(dict(self.spec.env), arena), None
 
     async def start(self) -> None:
         """Start the process (its output goes to the log file)."""
-        argv, env, cwd = self._command()
-        self.log.write(f"--- start #{self.starts + 1}: {self.argv()}\n".encode())
-        self.cgroup = PidsCgroup.create(self.name.replace("~", "-"), self.launch.limits.processes)
+        self.cgroup = BotCgroup.create(self.name.replace("~", "-"), self.launch.limits)
         self._stopping = self._killed = False
         self._started_at = time.perf_counter()
         try:
+            argv, env, cwd = self._command(self.cgroup)
             prefix = sandbox.launcher(self.launch.limits, self.cgroup)
-        except sandbox.SandboxError as error:
+        except (sandbox.SandboxError, BotStartError) as error:
+            if self.cgroup is not None:
+                await self.cgroup.remove()
+            if isinstance(error, BotStartError):
+                raise
             raise BotStartError(f"bot {self.spec.name!r}: {error}") from None
+        self.log.write(f"--- start #{self.starts + 1}: {self.argv()}\n".encode())
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *prefix,

@@ -1,18 +1,25 @@
 """Confining a bot process: bubblewrap namespaces, resource limits, a minimal environment.
 
-Organizers run strangers' code.  Under ``bwrap`` (bubblewrap, unprivileged, fast) a bot gets
-its own user, PID, network, IPC and UTS namespaces: it sees no other process, has no network
-at all (it reaches the referee through one Unix socket bind-mounted at ``SOCKET_IN_SANDBOX``),
-sees the system read-only, its own folder read-only (unless ``writable_dir``), the code of the
-arena's Python read-only, a private ``/tmp``, and nothing of the config file, the output
-folder, the store, other bots' folders or the organizer's home.  It dies with the runner
-(``--die-with-parent``; the PID namespace takes every child with it).
+Organizers run strangers' code.  Under ``bwrap`` (bubblewrap, fast) a bot gets its own PID,
+network, IPC and UTS namespaces: it sees no other process, has no network at all (it reaches
+the referee through one Unix socket bind-mounted at ``SOCKET_IN_SANDBOX``), sees the system
+read-only, its own folder read-only (unless ``writable_dir``), the code of the arena's Python
+read-only, a private ``/tmp`` and ``/dev/shm`` of bounded size, and nothing of the config
+file, the output folder, the store, other bots' folders or the organizer's home.  It dies
+with the runner (``--die-with-parent``; the PID namespace takes every child with it).
 
-Limits hold in both modes: memory as ``RLIMIT_DATA`` (a cap on the heap and anonymous
-mappings: address-space caps break V8 and the JVM, which reserve far more than they use),
-open files as ``RLIMIT_NOFILE``, and processes as a ``pids`` cgroup where one is writable
-(v2 with the controller delegated, or v1), else ``RLIMIT_NPROC`` (which the kernel does not
-apply to root).  ``describe_limits`` says which are in force.
+Its host uid is never privileged: an ordinary runner's bwrap maps the bot into a user
+namespace of its own (uid ``SANDBOX_UID`` inside, the runner's uid outside); a root runner's
+bwrap sets up the mounts as root, then the bot drops to host uid ``SANDBOX_UID`` (nobody)
+before it runs, so root's file permissions (``/etc/shadow``) are not its.
+
+Limits hold in both modes: memory as ``RLIMIT_DATA`` (a cap on the heap and private
+mappings: address-space caps break V8 and the JVM, which reserve far more than they use)
+and, where a ``memory`` cgroup is writable (v1, or v2 with the controller delegated), as
+that cgroup's limit, which also counts ``/tmp``, shared mappings and memfds; open files as
+``RLIMIT_NOFILE``; processes as a ``pids`` cgroup where one is writable, else, in the
+sandbox, ``RLIMIT_NPROC`` set inside the bot's user namespace (which counts only its own
+processes there, Linux >= 5.14).  ``describe_limits`` says which are in force.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import enum
 import functools
 import importlib.util
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -104,53 +112,94 @@ def resolve_mode(mode: SandboxMode, *, warn: Callable[[str], None] | None = None
     return SandboxMode.NONE
 
 
-# -- process limits: cgroups where writable ---------------------------------------------------
+# -- process and memory limits: cgroups where writable ----------------------------------------
 @dataclass(frozen=True)
-class PidsCgroup:
-    """A ``pids`` cgroup for one bot process, v2 or v1; removed by ``remove``."""
+class BotCgroup:
+    """The cgroups of one bot process (a ``pids`` and a ``memory`` one: one folder in v2,
+    one per hierarchy in v1), whichever are writable; removed by ``remove``."""
 
-    path: Path
-    version: int
+    pids: Path | None
+    memory: Path | None
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """Every folder the process enters (one in v2, where both are the same)."""
+        return tuple(dict.fromkeys(p for p in (self.pids, self.memory) if p is not None))
 
     @classmethod
-    def create(cls, name: str, limit: int) -> PidsCgroup | None:
-        """A fresh cgroup limited to ``limit`` tasks, or None where none is writable."""
-        for parent, version in _pids_parents():
-            _remove_stale(parent)
-            path = parent / f"tacocat-{os.getpid()}-{name}"
-            try:
-                path.mkdir(exist_ok=True)
-                (path / "pids.max").write_text(str(limit))
-            except OSError:
-                continue
-            return cls(path, version)
-        return None
+    def create(cls, name: str, limits: Limits) -> BotCgroup | None:
+        """Fresh cgroups holding the process to ``limits``, or None where none is writable."""
+        made: dict[str, Path] = {}
+        for controller in ("pids", "memory"):
+            for parent in _cgroup_parents(controller):
+                _remove_stale(parent)
+                path = parent / f"tacocat-{os.getpid()}-{name}"
+                try:
+                    path.mkdir(exist_ok=True)
+                    for file, value in _limit_files(controller, path, limits):
+                        (path / file).write_text(value)
+                except OSError:
+                    continue
+                made[controller] = path
+                break
+        if not made:
+            return None
+        return cls(made.get("pids"), made.get("memory"))
 
-    def enter(self) -> None:
-        """Move the calling process in (called in the child, before exec)."""
-        (self.path / "cgroup.procs").write_text(str(os.getpid()))
-
-    def hit_limit(self) -> bool:
+    def hit_process_limit(self) -> bool:
         """Whether a fork was refused for the limit."""
-        try:
-            events = (self.path / "pids.events").read_text().split()
-        except OSError:
+        return self.pids is not None and _event(self.pids / "pids.events", "max") > 0
+
+    def hit_memory_limit(self) -> bool:
+        """Whether the kernel killed a process of the bot for the memory limit."""
+        if self.memory is None:
             return False
-        return "max" in events and events[events.index("max") + 1] != "0"
+        v1 = self.memory / "memory.oom_control"
+        return _event(v1 if v1.exists() else self.memory / "memory.events", "oom_kill") > 0
 
     async def remove(self) -> None:
-        """Kill what is left inside and remove the cgroup (once its processes are gone)."""
-        for _ in range(50):
-            try:
-                for pid in (self.path / "cgroup.procs").read_text().split():
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(int(pid), signal.SIGKILL)
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                await asyncio.sleep(0.02)  # busy until the killed processes are reaped
+        """Kill what is left inside and remove the cgroups (once their processes are gone)."""
+        for path in self.folders:
+            await _remove_cgroup(path)
+
+
+def _limit_files(controller: str, path: Path, limits: Limits) -> list[tuple[str, str]]:
+    """What to write in a fresh cgroup's files, v1 or v2, to set ``controller``'s limit."""
+    if controller == "pids":
+        return [("pids.max", str(limits.processes))]
+    memory = str(limits.memory_mib * 2**20)
+    if (path / "memory.max").exists():  # v2; no swap either, so the limit is all of it
+        files = [("memory.max", memory)]
+        if (path / "memory.swap.max").exists():
+            files.append(("memory.swap.max", "0"))
+        return files
+    files = [("memory.limit_in_bytes", memory)]
+    if (path / "memory.memsw.limit_in_bytes").exists():  # v1: memory and swap together
+        files.append(("memory.memsw.limit_in_bytes", memory))
+    return files
+
+
+def _event(path: Path, key: str) -> int:
+    """A counter from a cgroup's ``KEY VALUE`` lines (pids.events, memory.events...)."""
+    try:
+        fields = path.read_text().split()
+    except OSError:
+        return 0
+    return int(fields[fields.index(key) + 1]) if key in fields[:-1] else 0
+
+
+async def _remove_cgroup(path: Path) -> None:
+    for _ in range(50):
+        try:
+            for pid in (path / "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            await asyncio.sleep(0.02)  # busy until the killed processes are reaped
 
 
 def _remove_stale(parent: Path) -> None:
@@ -163,9 +212,10 @@ def _remove_stale(parent: Path) -> None:
 
 
 @functools.cache
-def _pids_parents() -> tuple[tuple[Path, int], ...]:
-    """Cgroup folders where we may create pids-limited children, best first."""
-    found: list[tuple[Path, int]] = []
+def _cgroup_parents(controller: str) -> tuple[Path, ...]:
+    """Cgroup folders where we may create children limited by ``controller`` ('pids' or
+    'memory'), best first: v2 with the controller delegated, then v1."""
+    found: list[Path] = []
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -179,40 +229,62 @@ def _pids_parents() -> tuple[tuple[Path, int], ...]:
                     enabled = (parent / "cgroup.subtree_control").read_text().split()
                 except OSError:
                     continue
-                if "pids" in enabled and os.access(parent, os.W_OK):
-                    found.append((parent, 2))
-        elif "pids" in controllers.split(","):
-            parent = Path("/sys/fs/cgroup/pids") / relative.lstrip("/")
-            if (parent / "pids.max").exists() or parent.is_dir():
-                if os.access(parent, os.W_OK):
-                    found.append((parent, 1))
+                if controller in enabled and os.access(parent, os.W_OK):
+                    found.insert(0, parent)
+        elif controller in controllers.split(","):
+            parent = Path("/sys/fs/cgroup", controller) / relative.lstrip("/")
+            if parent.is_dir() and os.access(parent, os.W_OK):
+                found.append(parent)
     return tuple(found)
 
 
-def process_limit_kind() -> str:
-    """How a process limit would be enforced here: 'cgroup v2', 'cgroup v1', 'rlimit' or ''
-    (RLIMIT_NPROC means nothing to root)."""
-    parents = _pids_parents()
-    if parents:
-        return f"cgroup v{parents[0][1]}"
-    return "" if os.geteuid() == 0 else "rlimit"
+def _cgroup_kind(controller: str) -> str:
+    parents = _cgroup_parents(controller)
+    if not parents:
+        return ""
+    return "cgroup v2" if (parents[0] / "cgroup.subtree_control").exists() else "cgroup v1"
 
 
-def describe_limits(limits: Limits) -> str:
+def runs_as_root() -> bool:
+    """Whether the runner is root: its sandboxed bots then drop to host uid SANDBOX_UID."""
+    return os.geteuid() == 0
+
+
+def process_limit_kind(mode: SandboxMode = SandboxMode.BWRAP) -> str:
+    """How a process limit is enforced here: 'cgroup v2', 'cgroup v1', 'rlimit in the
+    sandbox' or '' (none).  RLIMIT_NPROC counts every process and thread of the user, so it
+    is set only inside an ordinary runner's sandbox, where the bot has a user namespace of
+    its own and the count is its own."""
+    if kind := _cgroup_kind("pids"):
+        return kind
+    return "rlimit in the sandbox" if mode is SandboxMode.BWRAP and not runs_as_root() else ""
+
+
+def memory_limit_kind() -> str:
+    """'cgroup v1'/'cgroup v2' where a memory cgroup counts all of a bot's memory, else ''."""
+    return _cgroup_kind("memory")
+
+
+def describe_limits(limits: Limits, mode: SandboxMode = SandboxMode.BWRAP) -> str:
     """One line saying which limits are in force, and how."""
-    processes = process_limit_kind()
+    processes = process_limit_kind(mode)
+    memory = memory_limit_kind()
     parts = [
-        f"memory {limits.memory_mib} MiB (RLIMIT_DATA)",
+        f"memory {limits.memory_mib} MiB (RLIMIT_DATA"
+        + (f", {memory}: heap, /tmp, shared memory)" if memory else ")"),
         f"open files {limits.open_files} (RLIMIT_NOFILE)",
         f"processes {limits.processes} ({processes})"
         if processes
-        else "processes: not limited (no writable pids cgroup; RLIMIT_NPROC does not bind root)",
+        else "processes: not limited (no writable pids cgroup, and RLIMIT_NPROC would count "
+        "every thread of your user" + (")" if mode is SandboxMode.NONE else " or not bind root)"),
     ]
+    if mode is SandboxMode.BWRAP and runs_as_root():
+        parts.append(f"host uid {SANDBOX_UID} (the runner is root)")
     return ", ".join(parts)
 
 
-def launcher(limits: Limits, cgroup: PidsCgroup | None) -> list[str]:
-    """The command prefix that applies the limits, enters the cgroup and ties the process's
+def launcher(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
+    """The command prefix that applies the limits, enters the cgroups and ties the process's
     life to the runner's (PR_SET_PDEATHSIG), then execs the bot (or bwrap).
 
     util-linux's ``setpriv`` and ``prlimit`` do it, rather than a ``preexec_fn``: a Python
@@ -220,14 +292,55 @@ def launcher(limits: Limits, cgroup: PidsCgroup | None) -> list[str]:
     (and log about it); without one, the child is spawned by vfork and execs at once."""
     memory = limits.memory_mib * 2**20
     rlimits = [f"--data={memory}:{memory}", f"--nofile={limits.open_files}:{limits.open_files}"]
-    if cgroup is None:
-        rlimits.append(f"--nproc={limits.processes}:{limits.processes}")
     prefix = [_tool("setpriv"), "--pdeathsig", "KILL", _tool("prlimit"), *rlimits, "--"]
     if cgroup is not None:
-        # The shell moves itself into the cgroup before exec, so nothing escapes it.
-        enter = 'echo $$ > "$0" && exec "$@"'
-        prefix = ["/bin/sh", "-c", enter, str(cgroup.path / "cgroup.procs"), *prefix]
+        # The shell moves itself into the cgroups before exec, so nothing escapes them.
+        enter = [f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in cgroup.folders]
+        prefix = ["/bin/sh", "-c", " && ".join([*enter, 'exec "$@"']), "sh", *prefix]
     return prefix
+
+
+def in_sandbox(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
+    """The command prefix inside bwrap, before the bot: a root runner's bot drops to host
+    uid SANDBOX_UID; without a pids cgroup, an ordinary runner's bot gets RLIMIT_NPROC here,
+    in its own user namespace (set before bwrap, it would count all the user's threads)."""
+    prefix: list[str] = []
+    if runs_as_root():
+        ids = str(SANDBOX_UID)
+        prefix += [_tool("setpriv"), "--reuid", ids, "--regid", ids, "--clear-groups"]
+        prefix += ["--inh-caps=-all", "--"]
+    elif cgroup is None or cgroup.pids is None:
+        nproc = f"--nproc={limits.processes}:{limits.processes}"
+        prefix += [_tool("prlimit"), nproc, "--"]
+    return prefix
+
+
+def admit_bot(socket: Path) -> None:
+    """Let a root runner's bot (host uid SANDBOX_UID) connect to its own Unix socket: the
+    socket's folder (the runner's, 0700) still keeps everyone else out, and a sandbox has
+    only its own socket mounted."""
+    if runs_as_root():
+        os.chown(socket, SANDBOX_UID, -1)
+
+
+def unreachable_by_bot(folder: Path, *, write: bool) -> str | None:
+    """Why a root runner's bot (host uid SANDBOX_UID) cannot read (and, with ``write``,
+    write) its ``folder``; None if it can, or if the runner is not root.  The folders above
+    it do not matter: the sandbox makes its own (``_folders_above``)."""
+    if not runs_as_root():
+        return None
+    info = folder.stat()
+    need = 0o7 if write else 0o5
+    mine = info.st_uid == SANDBOX_UID and (info.st_mode >> 6) & need == need
+    if mine or info.st_mode & need == need:
+        return None
+    fix = f"chown {SANDBOX_UID} {folder}" if write else f"chmod o+rx {folder}"
+    return (
+        f"the runner is root, so the bot runs as uid {SANDBOX_UID}, which cannot "
+        f"{'write' if write else 'read'} its folder {folder}"
+        + (" (writable_dir)" if write else "")
+        + f": {fix}, or run the tournament as an ordinary user"
+    )
 
 
 def launcher_missing() -> str | None:
@@ -247,12 +360,17 @@ def _tool(name: str) -> str:
     return path
 
 
-def limit_reason(limits: Limits, log_tail: str, cgroup: PidsCgroup | None) -> str:
-    """Which limit a crashed bot ran into, judged from its last output ("" if none)."""
-    if cgroup is not None and cgroup.hit_limit():
+def limit_reason(limits: Limits, log_tail: str, cgroup: BotCgroup | None) -> str:
+    """Which limit a crashed bot ran into, judged from its cgroups and last output ("" if
+    none)."""
+    if cgroup is not None and cgroup.hit_process_limit():
         return f"process limit {limits.processes}"
+    if cgroup is not None and cgroup.hit_memory_limit():
+        return f"memory limit {limits.memory_mib} MiB (killed by the kernel)"
     if any(mark in log_tail for mark in _MEMORY_MARKS):
         return f"memory limit {limits.memory_mib} MiB"
+    if "No space left on device" in log_tail or "ENOSPC" in log_tail:
+        return f"memory limit {limits.memory_mib} MiB (its /tmp is that size)"
     if "Too many open files" in log_tail or "EMFILE" in log_tail:
         return f"open-file limit {limits.open_files}"
     if any(mark in log_tail for mark in _FORK_MARKS):
@@ -296,41 +414,45 @@ def bwrap_argv(
     socket: Path,
     hide: Iterable[Path],
     extra_code: Iterable[Path] = (),
+    tmpfs_mib: int | None = None,
 ) -> list[str]:
     """The bwrap command line that runs ``command`` confined (see the module docstring).
 
     ``hide`` are paths the bot must not see even where they lie inside a mounted folder
     (the config file, the output folder, other bots' folders): each is covered by an empty
-    tmpfs (a folder) or /dev/null (a file)."""
-    argv = [
-        bwrap,
-        "--unshare-all",
-        "--unshare-user",
-        "--uid",
-        str(SANDBOX_UID),
-        "--gid",
-        str(SANDBOX_UID),
-        "--disable-userns",
-        "--cap-drop",
-        "ALL",
-        "--die-with-parent",
-        "--new-session",
-        "--hostname",
-        "sandbox",
-    ]
-    for top in ("usr", "etc", "opt"):
-        if Path("/", top).is_dir():
-            argv += ["--ro-bind", f"/{top}", f"/{top}"]
+    tmpfs (a folder) or /dev/null (a file).  ``tmpfs_mib`` caps the bot's ``/tmp`` (and a
+    quarter of it its ``/dev/shm``), which is memory: without the cap either could take half
+    the host's.  A root runner's ``command`` must start by dropping to SANDBOX_UID
+    (``in_sandbox``): bwrap keeps only the capabilities that needs."""
+    if runs_as_root():
+        # No user namespace: it would map the bot to host root.  The bot drops to host uid
+        # SANDBOX_UID itself (in_sandbox), with only the capabilities that takes.
+        unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        unshare += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
+        unshare += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        unshare = ["--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid"]
+        unshare += [str(SANDBOX_UID), "--disable-userns", "--cap-drop", "ALL"]
+    argv = [bwrap, *unshare, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    for top in SYSTEM_FOLDERS:
+        if Path(top).is_dir():
+            argv += ["--ro-bind", top, top]
     for top in ("bin", "sbin", "lib", "lib32", "lib64"):
         path = Path("/", top)
         if path.is_symlink():
             argv += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    mounted = [p for p in code_paths() if not _under(p, ("/usr", "/etc", "/opt"))]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    for folder, share in (("/tmp", 1), ("/dev/shm", 4)):
+        size = ["--size", str(tmpfs_mib * 2**20 // share)] if tmpfs_mib else []
+        argv += ["--perms", "1777", *size[: 2 * _bwrap_has(bwrap, "--size")], "--tmpfs", folder]
+    mounted = [p for p in code_paths() if not _under(p, SYSTEM_FOLDERS)]
     mounted += [p.resolve() for p in extra_code if not _under(p.resolve(), ("/usr",))]
     bot_dir = bot_dir.resolve()
+    targets = [*mounted, bot_dir, Path(SOCKET_IN_SANDBOX)]
+    for folder in _folders_above(targets):
+        argv += ["--perms", "0755", "--dir", str(folder)]
     for path in mounted:
         if path != bot_dir:
             argv += ["--ro-bind", str(path), str(path)]
@@ -345,6 +467,37 @@ def bwrap_argv(
             argv += ["--ro-bind", "/dev/null", str(secret)]
     argv += ["--bind", str(socket), SOCKET_IN_SANDBOX, "--chdir", str(bot_dir), "--", *command]
     return argv
+
+
+#: The host's folders every sandbox sees, read-only.
+SYSTEM_FOLDERS = ("/usr", "/etc", "/opt")
+
+
+def _folders_above(targets: Sequence[Path]) -> list[Path]:
+    """The folders bwrap would create above ``targets``, top first, none inside a bind
+    mount: made world-traversable here, as bwrap would copy the host's mode (``/root`` is
+    0700, and a root runner's bot, uid SANDBOX_UID, could not reach its own code under it)."""
+    binds = [*SYSTEM_FOLDERS, *map(str, targets)]
+    above: dict[Path, None] = {}
+    for target in targets:
+        for folder in reversed(target.parents[:-1]):
+            if not _under(folder, binds) and str(folder) not in _FRESH_FOLDERS:
+                above[folder] = None
+    return sorted(above, key=lambda folder: len(folder.parts))
+
+
+#: The folders bwrap makes fresh in every sandbox (those above them exist already).
+_FRESH_FOLDERS = ("/tmp", "/dev", "/dev/shm", "/proc")
+
+
+@functools.cache
+def _bwrap_has(bwrap: str, option: str) -> bool:
+    """Whether this bwrap knows ``option`` (``--size`` came in bubblewrap 0.7)."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return f"{option} " in done.stdout + done.stderr
 
 
 def _under(path: Path, roots: Sequence[str]) -> bool:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.engine import Outcome, Termination
+from tacocat_arena.launch import sandbox
 from tacocat_arena.launch.bots import BotProcess, ExternalBot, Launch
 from tacocat_arena.launch.sandbox import SandboxMode, describe_limits, resolve_mode
 from tacocat_arena.referee import GameReport, Referee, start_server
@@ -105,8 +106,10 @@ async def run_tournament(
             + "; ".join(f"{mode} for {', '.join(bots)}" for mode, bots in by_mode.items())
             + (". Twins: two processes per bot (A, B)" if config.twins else "")
         )
-        for limits in dict.fromkeys(bot.limits or config.limits for bot in started):
-            on_notice(f"Limits per bot process: {describe_limits(limits)}")
+        for limits, mode in dict.fromkeys(
+            (bot.limits or config.limits, modes[bot.name]) for bot in started
+        ):
+            on_notice(f"Limits per bot process ({mode}): {describe_limits(limits, mode)}")
 
     all_ids = {ident: bot for bot in config.bots for ident in identities(bot, config.twins)}
     secrets_by_name = {ident: secrets.token_urlsafe(24) for ident in all_ids}
@@ -141,6 +144,8 @@ async def run_tournament(
     except BaseException:
         shutil.rmtree(socket_dir, ignore_errors=True)
         raise
+    for path in sockets.values():
+        sandbox.admit_bot(path)
     peer_check.tcp_port = port
     on_listening(port)
     log_dir = config.out / "logs"
