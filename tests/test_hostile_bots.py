@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections import Counter
@@ -332,3 +333,67 @@ def test_every_way_to_take_memory_ends_in_a_crash_naming_the_limit(tmp_path: Pat
         assert all(int(mib) < 1024 for mib in taken), (method, taken)
     if not sandbox.memory_limit_kind():
         pytest.skip("no writable memory cgroup here: shared mappings and memfds not limited")
+
+
+# -- an ordinary user, without a pids cgroup ---------------------------------------------------
+NOBODY = 65534
+
+
+def python_for_nobody(folder: Path) -> str:
+    """A Python that uid 65534 can run with this environment's packages: a venv in
+    ``folder`` on a base interpreter it can reach, whose one .pth adds our site-packages."""
+    import site
+
+    def runs(python: str, code: str) -> bool:
+        as_nobody = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+        done = subprocess.run([*as_nobody, python, "-c", code], capture_output=True, timeout=60)
+        return done.returncode == 0
+
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    bases = [f"/usr/bin/{version}", f"/usr/local/bin/{version}", sys._base_executable]  # type: ignore[attr-defined]
+    reach = "import os, sys; os.stat(sys.executable)"
+    base = next((b for b in bases if os.path.exists(b) and runs(b, reach)), None)
+    if base is None:
+        pytest.skip(f"no {version} that uid {NOBODY} can run (tried {', '.join(bases)})")
+    venv = folder / "venv"
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    (pth,) = venv.glob("lib/python*/site-packages")
+    lines = [f"import site; site.addsitedir({path!r})" for path in site.getsitepackages()]
+    (pth / "tacocat-tests.pth").write_text("\n".join(lines) + "\n")
+    python = str(venv / "bin" / "python")
+    if not runs(python, f"{reach}; import tacocat_arena.cli, example_bots, tacocat_bot"):
+        pytest.skip(f"uid {NOBODY} cannot read this checkout or its packages")
+    return python
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_four_bots_play_for_an_ordinary_user_without_a_pids_cgroup() -> None:
+    """As uid 65534 (root's cgroups are not writable to it), four bots (eight processes,
+    ~9 threads each, and the runner's) play: the process limit counts each bot's own, in
+    its user namespace, not every thread of the user."""
+    folder = Path(tempfile.mkdtemp(prefix="tacocat-nobody-"))  # outside root's 0700 tmp
+    try:
+        folder.chmod(0o755)
+        bots = [arg for n in range(1, 5) for arg in ("--bot", f"b{n}=builtin:random")]
+        if os.geteuid() == 0:
+            python = python_for_nobody(folder)
+            os.chown(folder, NOBODY, NOBODY)
+            ids = ["--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups", "--"]
+            prefix = ["setpriv", *ids, python]
+        else:
+            prefix = [sys.executable]
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "COLUMNS": "300"}
+        argv = [*prefix, "-m", "tacocat_arena.cli", "run", *bots, "--games", "2", "--out", "out"]
+        done = subprocess.run(
+            [*argv, "--quiet"], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Sandbox: bwrap for b1, b2, b3, b4" in done.stdout
+        if not sandbox.process_limit_kind().startswith("cgroup") or os.geteuid() == 0:
+            assert "processes 64 (rlimit in the sandbox)" in done.stdout, done.stdout
+        played = games(folder / "out")
+        assert len(played) == 6 * 2
+        assert all(g["reason"] in FINISHED for g in played), [g["detail"] for g in played]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

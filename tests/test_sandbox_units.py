@@ -248,6 +248,10 @@ def test_the_launcher_sets_the_limits_and_enters_the_cgroups_when_there_are_some
             "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
             "memory limit 100 MiB",
         ),
+        (
+            "OSError: [Errno 28] No space left on device: '/tmp/x'",
+            "memory limit 100 MiB (its /tmp is that size)",
+        ),
         ("OSError: [Errno 24] Too many open files", "open-file limit 20"),
         ("BlockingIOError: [Errno 11] Resource temporarily unavailable", "process limit 9"),
         ("ValueError: my own bug", ""),
