@@ -173,6 +173,9 @@ def test_bwrap_hides_the_config_the_output_and_other_bots(
             assert flag in argv
         assert "--unshare-user" not in argv and "--unshare-all" not in argv
         assert {a for f, a in twos if f == "--cap-add"} == {"CAP_SETUID", "CAP_SETGID"}
+        drop = argv[argv.index("--chdir") + 3 :]
+        assert drop[0].endswith("setpriv") and drop[1:5] == ["--reuid", "65534", "--regid", "65534"]
+        assert drop[-3:] == ["--", "python", "bot.py"]
     else:
         for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--disable-userns"):
             assert flag in argv
@@ -236,8 +239,7 @@ def test_the_launcher_sets_the_limits_and_enters_the_cgroups_when_there_are_some
     assert sandbox.in_sandbox(limits, None)[1:] == ["--nproc=8:8", "--"]
     assert sandbox.in_sandbox(limits, cgroup) == []
     monkeypatch.setattr(sandbox, "runs_as_root", lambda: True)
-    inside = sandbox.in_sandbox(limits, None)
-    assert inside[0].endswith("setpriv") and inside[1:5] == ["--reuid", "65534", "--regid", "65534"]
+    assert sandbox.in_sandbox(limits, None) == []  # no user namespace: a cgroup, or nothing
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,7 @@ async def _measure(mode: SandboxMode, games: int) -> ModeFigures:
             bots_cpu = _descendants_cpu()
 
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-") as folder:
+        Path(folder).chmod(0o755)  # a root runner's bots are uid 65534: they read it
         config = TournamentConfig(
             bots=(BotSpec("a", "builtin:random"), BotSpec("b", "builtin:random")),
             games_per_pairing=games,

@@ -37,7 +37,7 @@ from tacocat_arena.check.scenarios import (
 )
 from tacocat_arena.check.script import CheckFailed
 from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
-from tacocat_arena.launch.sandbox import Limits, SandboxMode
+from tacocat_arena.launch.sandbox import Limits, SandboxMode, admit_bot
 from tacocat_arena.launch.spec import BotSpec
 
 #: How long one check may take before it is failed (a whole game is well under a second).
@@ -159,6 +159,8 @@ async def check_bot(
             socket_path = Path(socket_dir) / "check.sock"
             server.add_insecure_port(f"unix:{socket_path}")
         await server.start()
+        if socket_path is not None:
+            admit_bot(socket_path)
         process = None
         launched = None
         try:

@@ -301,18 +301,20 @@ def launcher(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
 
 
 def in_sandbox(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
-    """The command prefix inside bwrap, before the bot: a root runner's bot drops to host
-    uid SANDBOX_UID; without a pids cgroup, an ordinary runner's bot gets RLIMIT_NPROC here,
-    in its own user namespace (set before bwrap, it would count all the user's threads)."""
-    prefix: list[str] = []
-    if runs_as_root():
-        ids = str(SANDBOX_UID)
-        prefix += [_tool("setpriv"), "--reuid", ids, "--regid", ids, "--clear-groups"]
-        prefix += ["--inh-caps=-all", "--"]
-    elif cgroup is None or cgroup.pids is None:
-        nproc = f"--nproc={limits.processes}:{limits.processes}"
-        prefix += [_tool("prlimit"), nproc, "--"]
-    return prefix
+    """The command prefix inside an ordinary runner's bwrap without a pids cgroup: the
+    process limit as RLIMIT_NPROC, set there, in the bot's own user namespace, where it
+    counts only the bot's processes (set before bwrap, it would count all the user's
+    threads).  Nothing otherwise (a root runner's bot has no user namespace of its own)."""
+    if runs_as_root() or (cgroup is not None and cgroup.pids is not None):
+        return []
+    return [_tool("prlimit"), f"--nproc={limits.processes}:{limits.processes}", "--"]
+
+
+def _drop_to_sandbox_uid() -> list[str]:
+    """A root runner's bot drops to host uid SANDBOX_UID before it runs (bwrap_argv)."""
+    ids = str(SANDBOX_UID)
+    drop = ["--reuid", ids, "--regid", ids, "--clear-groups", "--inh-caps=-all", "--"]
+    return [_tool("setpriv"), *drop]
 
 
 def admit_bot(socket: Path) -> None:
@@ -422,11 +424,11 @@ def bwrap_argv(
     (the config file, the output folder, other bots' folders): each is covered by an empty
     tmpfs (a folder) or /dev/null (a file).  ``tmpfs_mib`` caps the bot's ``/tmp`` (and a
     quarter of it its ``/dev/shm``), which is memory: without the cap either could take half
-    the host's.  A root runner's ``command`` must start by dropping to SANDBOX_UID
-    (``in_sandbox``): bwrap keeps only the capabilities that needs."""
+    the host's.  Under a root runner ``command`` runs as host uid SANDBOX_UID."""
     if runs_as_root():
         # No user namespace: it would map the bot to host root.  The bot drops to host uid
-        # SANDBOX_UID itself (in_sandbox), with only the capabilities that takes.
+        # SANDBOX_UID itself, with only the capabilities that takes, before the command.
+        command = [*_drop_to_sandbox_uid(), *command]
         unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         unshare += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
         unshare += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
