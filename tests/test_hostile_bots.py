@@ -10,6 +10,7 @@ deals, crashes and exit codes, the log cap).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -397,3 +398,48 @@ def test_four_bots_play_for_an_ordinary_user_without_a_pids_cgroup() -> None:
         assert all(g["reason"] in FINISHED for g in played), [g["detail"] for g in played]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- twins cannot talk -------------------------------------------------------------------------
+@needs_bwrap
+@pytest.mark.slow
+def test_twins_never_live_at_once_so_flock_carries_no_hand(tmp_path: Path) -> None:
+    """Instance A holds an flock() on one read-only file per card of each hand it is dealt;
+    instance B tries its deal's while it plays, to read its opponent's hand in the twin game
+    (which is A's).  A lock the test holds reaches both sandboxes (the channel is there),
+    but A is stopped before B plays: B reads no card, and no hand."""
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    for deal in range(6):
+        for value in range(16):
+            for copy in range(7):
+                (locks / f"d{deal}-{value}-{copy}").touch()
+    (locks / "canary").touch()
+    text = (
+        "games = 12\nseed = 1\nconcurrency = 2\nmove_timeout = 10.0\n"
+        'sandbox = "bwrap"\nout = "out"\n'
+        + bot_entry("victim", "builtin:greedy")
+        + bot_entry("talker", "python hostile_bot.py --mode flocktwin")
+    )
+    with open(locks / "canary") as canary:
+        fcntl.flock(canary, fcntl.LOCK_EX)
+        done = run_tournament(tmp_path, text, "--seed", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    logs = out / "logs"
+    assert probes(logs / "talker.log")["canary"] == ["locked"]
+    assert probes(logs / "talker~B.log")["canary"] == ["locked"]
+    secret = json.loads((out / "results.json").read_text())["metadata"]["deal_secret"]
+    plan = {
+        g.game_id: g for g in plan_for(load_config(tmp_path / "tournament.toml", {}, []), secret)
+    }
+    saw = [line.split() for line in (logs / "talker~B.log").read_text().splitlines()]
+    saw = [fields for fields in saw if fields[:1] == ["TWINSAW"]]
+    assert len(saw) == 6  # every twin game B played
+    right = 0
+    for _, game_id, seat, cards in saw:
+        hands = Game(DEFAULT_RULESET, plan[game_id].seed).hands
+        right += cards == ",".join(map(str, sorted(hands[1 - int(seat)])))
+        assert cards == "none", (game_id, cards)
+    assert right == 0
+    assert len(games(out)) == 12

@@ -21,6 +21,11 @@ Modes (``--mode``, repeatable):
   kill9      in its --after-th decision SIGKILL itself
   exit       in its --after-th decision exit with code 7
   chatter    print --chatter-kib KiB of output at start (for the log cap)
+  flocktwin  twins talking through flock() on read-only files both see (--locks, one
+             file per deal and card copy, ``dD-V-K``): instance A locks the hand it was
+             dealt in each game and holds it; instance B tries its deal's locks at its first
+             decisions and prints what it finds held (``TWINSAW game seat cards``, or
+             ``none``); both say whether ``canary`` is locked (the test holds it)
   portthief  (no sandbox) read --victim's token, bind ::ffff:127.0.0.2 at the port of its
              connection to the referee and connect as it; then kill it with SIGKILL and do
              the same as soon as its restart connects, --attempts times in all (the old
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import glob
 import mmap
 import os
@@ -40,6 +46,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 
 from tacocat_bot import Bot, run
@@ -242,6 +249,9 @@ class Hostile(Bot):
         self.current = ""
         self.seat = 0
         self.first_view_done: set[str] = set()
+        self.held: list[object] = []
+        self.seen: set[str] = set()
+        self.looks: Counter[str] = Counter()
 
     def on_game_start(self, game_id: str, seat: int, opponent: str) -> None:
         self.current, self.seat = game_id, seat
@@ -253,6 +263,8 @@ class Hostile(Bot):
             self.played.add(game_id)
 
     def act(self, view):  # type: ignore[no-untyped-def]
+        if "flocktwin" in self.options.mode:
+            self.flock_twin(view)
         if "predict" in self.options.mode and self.current not in self.first_view_done:
             self.first_view_done.add(self.current)
             hand = sorted(view.hand)
@@ -263,6 +275,35 @@ class Hostile(Bot):
         if self.decisions == self.options.after:
             self.misbehave()
         return super().act(view)
+
+    def flock_twin(self, view) -> None:  # type: ignore[no-untyped-def]
+        locks = Path(self.options.locks)
+        deal = self.current.rsplit("-", 1)[1]  # "d3": the deal both games of a pair share
+        if not os.environ["TACOCAT_ARENA_BOT"].endswith("~B"):  # A: lock its hand
+            if self.current in self.first_view_done:
+                return
+            self.first_view_done.add(self.current)
+            counts = Counter(view.hand)
+            for value, copies in counts.items():
+                for copy in range(copies):
+                    handle = open(locks / f"{deal}-{value}-{copy}")
+                    fcntl.flock(handle, fcntl.LOCK_EX)
+                    self.held.append(handle)  # held while A lives
+            return
+        if self.current in self.seen:
+            return
+        found = []
+        for path in sorted(locks.glob(f"{deal}-*-*")):
+            with open(path) as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    found.append(int(path.name.split("-")[1]))
+        self.looks[self.current] += 1
+        if found or self.looks[self.current] >= 4:  # a few looks, then it says what it saw
+            self.seen.add(self.current)
+            cards = ",".join(map(str, sorted(found))) or "none"
+            print(f"TWINSAW {self.current} {self.seat} {cards}", flush=True)
 
     def misbehave(self) -> None:
         """Its attempt; an error ends the process with its traceback (as an uncaught one would
@@ -380,6 +421,7 @@ def main() -> None:
     parser.add_argument("--tag", default="hostile")
     parser.add_argument("--chatter-kib", type=int, default=0)
     parser.add_argument("--victim", default="victim")
+    parser.add_argument("--locks", default="locks")
     parser.add_argument("--method", choices=sorted(_HOGS), default="heap")
     parser.add_argument("--hog-mib", type=int, default=4096)
     parser.add_argument("--attempts", type=int, default=4)
@@ -393,6 +435,13 @@ def main() -> None:
         spy(options)
     if "orphan" in options.mode:
         orphan(options.tag)
+    if "flocktwin" in options.mode:
+        with open(Path(options.locks) / "canary") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                probe("canary", "free")
+            except BlockingIOError:
+                probe("canary", "locked")
     if "portthief" in options.mode:
         threading.Thread(target=port_thief, args=(options,), daemon=True).start()
     run(Hostile(options), max_concurrent_games=1)

@@ -320,6 +320,8 @@ def _run_with_progress(
                 on_game=on_game,
                 should_stop=lambda: monitor is not None and monitor.is_decided,
                 on_notice=progress.console.print,
+                # A sequential test sees pairs end as it goes: phases of a few pairs each.
+                pairs_per_phase=None if monitor is None or monitor.sprt is None else 16,
             )
         )
 

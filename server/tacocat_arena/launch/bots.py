@@ -119,6 +119,9 @@ class BotProcess:
         self.process: asyncio.subprocess.Process | None = None
         self.cgroup: BotCgroup | None = None
         self.starts = 0
+        #: The starts the runner chose (the first, and each after a pause), not restarts.
+        self.planned_starts = 0
+        self.paused = False
         #: How each start ended ("exited with code 3", "killed by signal 9 (SIGKILL)").
         self.exits: list[str] = []
         #: The ends the runner did not cause: a crash, or an exit with an error code.
@@ -286,12 +289,30 @@ class BotProcess:
         async with self._lock:
             if self.is_running and referee.live_session(self.name) is not None:
                 return True
-            if self.starts > max_restarts:
+            if self.starts - self.planned_starts >= max_restarts and self.starts:
                 return False
             await self.stop()
             await self.start()
             await self.wait_connected(referee, timeout)
             return True
+
+    async def pause(self) -> None:
+        """Stop the process between games, on the runner's schedule: not a crash, and the
+        next ``resume`` is no restart (twins: an instance never lives while its twin plays
+        the deals it has seen)."""
+        if self.is_running:
+            await self.stop(grace=0.0)
+            self.paused = True
+
+    async def resume(self, referee: Referee, timeout: float) -> None:
+        """Start the process the first time, or again after a pause, and wait for it to
+        connect; one that died by itself is left to ``ensure_running`` (it counts that)."""
+        if self.is_running or not (self.paused or self.starts == 0):
+            return
+        self.paused = False
+        self.planned_starts += 1
+        await self.start()
+        await self.wait_connected(referee, timeout)
 
     async def has_exited(self, within: float) -> bool:
         """Whether the process is gone, waiting up to ``within`` seconds for it to go."""

@@ -446,9 +446,9 @@ def bwrap_argv(
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    for folder, share in (("/tmp", 1), ("/dev/shm", 4)):
+    for fresh, share in (("/tmp", 1), ("/dev/shm", 4)):
         size = ["--size", str(tmpfs_mib * 2**20 // share)] if tmpfs_mib else []
-        argv += ["--perms", "1777", *size[: 2 * _bwrap_has(bwrap, "--size")], "--tmpfs", folder]
+        argv += ["--perms", "1777", *size[: 2 * _bwrap_has(bwrap, "--size")], "--tmpfs", fresh]
     mounted = [p for p in code_paths() if not _under(p, SYSTEM_FOLDERS)]
     mounted += [p.resolve() for p in extra_code if not _under(p.resolve(), ("/usr",))]
     bot_dir = bot_dir.resolve()

@@ -9,7 +9,9 @@ recorded with reason "crash" and how the process ended); one that keeps dying, p
 
 Twins: with ``twins`` on (the default) each bot runs as two processes, instance A (identity
 ``NAME``) for the first game of every duplicate pair and instance B (``NAME~B``) for its
-twin, so no process ever holds a hand it will later face as its opponent's.  The deals mix
+twin, so no process ever holds a hand it will later face as its opponent's; and the two are
+never alive at once (``twin_phases``: A plays the first games, then B the second ones), so
+neither can pass the other what it holds.  The deals mix
 the store's secret (``schedule.deal_seed``), so the config's seed alone predicts nothing.
 """
 
@@ -73,11 +75,14 @@ async def run_tournament(
     should_stop: Callable[[], bool] = lambda: False,
     on_notice: Callable[[str], None] = lambda text: None,
     plan: Sequence[PlannedGame] | None = None,
+    pairs_per_phase: int | None = None,
 ) -> TournamentRun:
     """Play every planned game missing from ``store``; see the module docstring.
 
     Once ``should_stop()`` is true (a sequential test has decided) no further game starts;
-    the games already in play finish and are saved.
+    the games already in play finish and are saved.  With twins, the pairs are played in
+    phases of ``pairs_per_phase`` pairs (``twin_phases``; all at once if None), each a
+    restart of every bot: a sequential test gives a number, so that pairs end as it goes.
 
     Bots with a command are started here with generated tokens; bots without one (remote
     bots, which only this function's callers can configure: ``run`` starts every bot it
@@ -177,10 +182,8 @@ async def run_tournament(
     unplayed = 0
     try:
         for process in processes.values():
-            await process.start()
-        await asyncio.gather(
-            *(p.wait_connected(referee, config.connect_timeout_s) for p in processes.values())
-        )
+            if isinstance(process, ExternalBot):
+                await process.wait_connected(referee, config.connect_timeout_s)
         slots = asyncio.Semaphore(config.concurrency)
 
         async def play(planned: PlannedGame) -> None:
@@ -214,13 +217,17 @@ async def run_tournament(
             finally:
                 slots.release()
 
-        tasks = [asyncio.create_task(play(game)) for game in todo]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        for phase in twin_phases(todo, config.twins, pairs_per_phase):
+            if should_stop():
+                break
+            await _bring_in(phase, processes, referee, config)
+            tasks = [asyncio.create_task(play(game)) for game in phase]
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         await referee.end_all_sessions("the tournament is over")
         await asyncio.gather(*(p.stop() for p in processes.values()), return_exceptions=True)
@@ -238,6 +245,48 @@ async def run_tournament(
         if isinstance(process, BotProcess)
     }
     return TournamentRun(len(plan), len(plan) - len(todo), played, unplayed, exits, startup)
+
+
+def twin_phases(
+    todo: Sequence[PlannedGame], twins: bool, pairs_per_phase: int | None = None
+) -> list[list[PlannedGame]]:
+    """The games in the order of the processes that play them.  With twins, the duplicate
+    pairs go in batches of ``pairs_per_phase`` (all of them if None): first every batch's
+    first games (the A instances), then its second games (the B instances, A's stopped), as
+    ACPC restarts bots between the halves of a duplicate match.  So no instance is alive
+    while its twin plays a deal it has seen, and no channel between live processes (a lock
+    on a file both see, the CPU's load) can carry a hand across."""
+    if not twins:
+        return [list(todo)]
+    batches: list[list[PlannedGame]] = []
+    pairs: set[tuple[frozenset[str], int]] = set()
+    for game in todo:
+        pair = (frozenset(game.seats), game.deal)
+        if pair not in pairs and pairs_per_phase and len(pairs) == pairs_per_phase:
+            pairs.clear()
+        if not pairs:
+            batches.append([])
+        pairs.add(pair)
+        batches[-1].append(game)
+    halves = (
+        [g for g in batch if g.twin is second] for batch in batches for second in (False, True)
+    )
+    return [half for half in halves if half]
+
+
+async def _bring_in(
+    phase: Sequence[PlannedGame],
+    processes: Mapping[str, BotProcess | ExternalBot],
+    referee: Referee,
+    config: TournamentConfig,
+) -> None:
+    """Pause every started process that plays none of ``phase``, then start (or resume)
+    those that do and wait for them to connect."""
+    needed = {_instance(name, game, processes) for game in phase for name in game.seats}
+    idle = [p for i, p in processes.items() if i not in needed and isinstance(p, BotProcess)]
+    await asyncio.gather(*(process.pause() for process in idle))
+    wanted = [p for i, p in processes.items() if i in needed and isinstance(p, BotProcess)]
+    await asyncio.gather(*(p.resume(referee, config.connect_timeout_s) for p in wanted))
 
 
 def _private_paths(config: TournamentConfig) -> list[Path]:
