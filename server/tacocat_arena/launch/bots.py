@@ -289,7 +289,8 @@ class BotProcess:
         async with self._lock:
             if self.is_running and referee.live_session(self.name) is not None:
                 return True
-            if self.starts - self.planned_starts >= max_restarts and self.starts:
+            restarts = self.starts - self.planned_starts
+            if self.starts and restarts >= max_restarts:
                 return False
             await self.stop()
             await self.start()

@@ -109,7 +109,7 @@ async def run_tournament(
         on_notice(
             "Sandbox: "
             + "; ".join(f"{mode} for {', '.join(bots)}" for mode, bots in by_mode.items())
-            + (". Twins: two processes per bot (A, B)" if config.twins else "")
+            + (". Twins: two processes per bot (A, B), never alive at once" if config.twins else "")
         )
         for limits, mode in dict.fromkeys(
             (bot.limits or config.limits, modes[bot.name]) for bot in started
@@ -181,9 +181,9 @@ async def run_tournament(
     played = 0
     unplayed = 0
     try:
-        for process in processes.values():
-            if isinstance(process, ExternalBot):
-                await process.wait_connected(referee, config.connect_timeout_s)
+        # Bots that connect by themselves are awaited now; started ones phase by phase.
+        remote = [p for p in processes.values() if isinstance(p, ExternalBot)]
+        await asyncio.gather(*(p.wait_connected(referee, config.connect_timeout_s) for p in remote))
         slots = asyncio.Semaphore(config.concurrency)
 
         async def play(planned: PlannedGame) -> None:
