@@ -6,8 +6,9 @@ runs, so other commands do not load grpc, Starlette and uvicorn.
 
 Start-up prints ``arena: HOST:PORT`` and ``web: http://HOST:PORT/`` (scripts wait for these
 lines; on every interface, HOST is this machine's address, not 0.0.0.0: ``addresses.py``).
-SIGINT and SIGTERM stop it cleanly: no new games, the games in flight get ``drain_s`` to finish (each is stored only if it finishes), bots are told SERVER_SHUTDOWN.
-Started again on the same folder it carries on: the store holds every finished game.
+SIGINT and SIGTERM stop it cleanly: no new games, the games in flight get ``drain_s`` to
+finish (each is stored only if it finishes), bots are told SERVER_SHUTDOWN.  Started again on
+the same folder it carries on: the store holds every finished game.
 """
 
 from __future__ import annotations
