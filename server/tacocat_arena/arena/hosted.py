@@ -30,6 +30,7 @@ import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
+import os
 import secrets
 import shutil
 import tempfile
@@ -89,6 +90,18 @@ class HostedSettings:
     health_streak: int = 5
     #: Times a batch is sent again after its worker was lost.
     retries: int = 2
+
+
+_SOCKET_PREFIX = "tacocat-hosted-"
+
+
+def _remove_stale_socket_dirs() -> None:
+    """Remove the socket folders of arenas that died without cleaning up (kill -9): each is
+    named for its arena's process id."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_SOCKET_PREFIX}*-*"):
+        owner = path.name.removeprefix(_SOCKET_PREFIX).split("-")[0]
+        if owner.isdigit() and not Path("/proc", owner).exists():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class BatchRunner(Protocol):
@@ -203,7 +216,8 @@ class Hosting:
         self._mixed = 0
         #: Where sandboxed hosted processes reach the arena's referee (``serve`` listens
         #: there), and where unsandboxed ones do (set once the referee listens).
-        self._socket_dir = Path(tempfile.mkdtemp(prefix="tacocat-hosted-"))
+        _remove_stale_socket_dirs()
+        self._socket_dir = Path(tempfile.mkdtemp(prefix=f"{_SOCKET_PREFIX}{os.getpid()}-"))
         self.socket = self._socket_dir / "arena.sock"
         self.tcp_address = ""
         #: Called with each batch's games once committed (tests and the bench listen).
