@@ -33,6 +33,7 @@ from tacocat_arena.arena.ladder import Arena, LadderSettings
 from tacocat_arena.arena.players import import_tokens, organizer_token
 from tacocat_arena.arena.store import ArenaStore
 from tacocat_arena.cli.addresses import describe
+from tacocat_arena.launch.sandbox import admit_bot
 from tacocat_arena.referee import start_server
 from tacocat_arena.web.app import serve_web
 
@@ -82,6 +83,7 @@ async def serve_arena(
             tls=options.tls,
             unix_sockets=[str(hosting.socket)],
         )
+        admit_bot(hosting.socket)  # a root arena's hosted bots are uid 65534
         local = "127.0.0.1" if options.host in ("0.0.0.0", "::", "") else options.host
         hosting.tcp_address = f"{local}:{port}"
         try:
