@@ -30,6 +30,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "report": frozenset({"engine", "play", "referee", "stats", "tournament"}),
     "arena": frozenset({"engine", "protocol", "referee", "launch", "stats", "tournament", "check"}),
     "web": frozenset({"engine", "play", "stats", "report", "arena"}),
+    "grade": frozenset({"referee", "launch", "stats", "tournament", "check", "report"}),
     "envs": frozenset({"engine", "play", "launch"}),
     "bench": frozenset(
         {
@@ -44,6 +45,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "report",
             "arena",
             "web",
+            "grade",
             "envs",
         }
     ),
@@ -60,6 +62,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "report",
             "arena",
             "web",
+            "grade",
             "bench",
         }
     ),

@@ -9,6 +9,7 @@ import click
 
 from tacocat_arena import __version__
 from tacocat_arena.cli.bench import bench
+from tacocat_arena.cli.grade import grade
 from tacocat_arena.cli.serve import players, serve, submit
 
 STRICT_HELP = (
@@ -266,6 +267,7 @@ def verify(path: Path) -> None:
 main.add_command(serve)  # the arena: cli/serve.py
 main.add_command(players)
 main.add_command(submit)
+main.add_command(grade)  # the course's autograder: cli/grade.py
 
 
 main.add_command(bench)

@@ -119,6 +119,13 @@ class TournamentStore:
         ``secrets`` on first use, then kept, so a resumed tournament deals the same cards."""
         return stored_secret(self.db)
 
+    def adopt_secret(self, secret: str) -> None:
+        """Deal with ``secret`` instead of a drawn one (``grade`` deals every student's
+        games from its grading run's secret); refused once games were dealt with another."""
+        if self.count() and self.deal_secret() != secret:
+            raise StorageError(f"{self.path} holds games dealt with another secret")
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('deal_secret', ?)", (secret,))
+
     def save(self, result: GameResult, detail: str, record: dict[str, Any]) -> None:
         """Commit one finished game (durable on return)."""
         self.db.execute(

@@ -1,0 +1,144 @@
+"""``tacocat-arena grade``: parse the options, run the grader, print the summary.
+
+The grading itself is in ``grader`` and ``batch``; domain errors become ClickExceptions here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from tacocat_arena.cli.run import output_console
+from tacocat_arena.grade.batch import CLASS_HTML, GRADES_CSV, grade_batch, grade_to_folder
+from tacocat_arena.grade.grader import (
+    SECRET_FILE,
+    GradeError,
+    new_secret,
+    read_secret,
+    secret_id,
+)
+from tacocat_arena.grade.outputs import GRADE_JSON, REPORT_HTML, RESULTS_JSON, grade_table
+from tacocat_arena.grade.rubric import RubricError, load_rubric
+
+
+@click.command("grade")
+@click.argument("target", required=False, metavar="PACKAGE|COMMAND")
+@click.option(
+    "--rubric",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The rubric (TOML); default: the shipped one (docs/grading.md).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("grade-results"),
+    show_default=True,
+    help="Output folder.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "gradescope"]),
+    default="text",
+    show_default=True,
+    help="gradescope: also write Gradescope's results.json.",
+)
+@click.option(
+    "--secret-file",
+    type=click.Path(exists=True, path_type=Path),
+    help="Reuse a grading run's secret (its secret.txt, or its output folder): same deals.",
+)
+@click.option("--student", help="The student's name in the outputs (default: from PACKAGE).")
+@click.option(
+    "--batch",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Grade every package in this folder (one per student).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="With --batch: students graded at once.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+def grade(
+    target: str | None,
+    rubric: Path | None,
+    out: Path,
+    output_format: str,
+    secret_file: Path | None,
+    student: str | None,
+    batch: Path | None,
+    workers: int,
+    quiet: bool,
+) -> None:
+    """Grade a bot (a package folder or archive with bot.toml, or a command) by a rubric:
+    conformance, then one match per baseline tier on duplicate deals (docs/grading.md)."""
+    console = output_console()
+
+    def notice(text: str) -> None:
+        if not quiet:
+            console.print(text, highlight=False, markup=False)
+
+    try:
+        secret = read_secret(secret_file) if secret_file is not None else new_secret()
+        if batch is not None:
+            if target is not None:
+                raise click.UsageError("give PACKAGE|COMMAND or --batch, not both")
+            grades = asyncio.run(
+                grade_batch(
+                    batch,
+                    rubric,
+                    out,
+                    secret,
+                    workers=workers,
+                    gradescope=output_format == "gradescope",
+                    notice=notice,
+                )
+            )
+            for data in grades:
+                console.print(grade_table(data))
+            console.print(
+                f"{len(grades)} students graded; {out / GRADES_CSV}, {out / CLASS_HTML}; the "
+                f"grading secret (keep it private; reuse it for late submissions with "
+                f"--secret-file): {out / SECRET_FILE}"
+            )
+            return
+        if target is None:
+            raise click.UsageError("give the bot to grade (PACKAGE|COMMAND) or --batch FOLDER")
+        loaded = load_rubric(rubric)
+        name = student or _student_name(target)
+        notice(
+            f"grading {target!r} as {name} by {loaded.name!r} ({loaded.max_points:g} points); "
+            f"deals of grading run {secret_id(secret)}"
+        )
+        data = grade_to_folder(
+            target,
+            loaded,
+            out,
+            secret,
+            student=name,
+            gradescope=output_format == "gradescope",
+            notice=notice,
+        )
+    except (GradeError, RubricError) as error:
+        raise click.ClickException(str(error)) from None
+    console.print(grade_table(data))
+    written = [GRADE_JSON, REPORT_HTML] + ([RESULTS_JSON] if output_format == "gradescope" else [])
+    console.print(
+        f"graded in {data['seconds']:.0f} s; {', '.join(str(out / f) for f in written)}; "
+        f"the grading secret: {out / SECRET_FILE} (reuse it with --secret-file)"
+    )
+
+
+def _student_name(target: str) -> str:
+    path = Path(target)
+    if path.exists():
+        name = path.name
+        for suffix in (".tar.gz", ".tgz", ".zip", ".tar"):
+            name = name.removesuffix(suffix)
+        return name or "student"
+    return "student"

@@ -1,0 +1,320 @@
+"""A rubric: what a grade is made of, read from TOML and checked key by key.
+
+A rubric lists, in order, a ``[conformance]`` item (``tacocat-arena check`` passes), one
+``[[tiers]]`` item per baseline (an opponent spec, a score threshold, and how sure the
+grade must be: a sequential test on duplicate pairs, ``method = "sprt"``, as ``play --sprt``
+runs it, or ``method = "pairs"``, a fixed number of pairs whose 95% interval must clear the
+threshold), and the optional ``[decision_time]`` and ``[no_forfeits]`` items.  The default
+rubric ships as package data (``data/default_rubric.toml``, docs/grading.md).
+
+The rubric holds no secret: students may read it.  The deals are decided by the grading
+run's secret (``grader.GradingSecret``), which stays in the teacher's output.
+
+Every key is checked when the rubric loads; an unknown key or a bad value is a
+``RubricError`` naming it (``tiers[2].margin``), so a typo fails before any bot starts.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builtin
+from tacocat_arena.launch.sandbox import SandboxMode
+from tacocat_arena.stats.pairs import score_to_elo
+from tacocat_arena.stats.sprt import Sprt
+
+#: The file of the default rubric in the package's data.
+DEFAULT_RUBRIC = "default_rubric.toml"
+
+_TOP_KEYS = ("name", "move_timeout", "concurrency", "seed", "sandbox", "build_timeout")
+_SECTIONS = ("conformance", "tiers", "decision_time", "no_forfeits")
+_TIER_KEYS = (
+    "name",
+    "opponent",
+    "points",
+    "threshold",
+    "method",
+    "margin",
+    "alpha",
+    "beta",
+    "pairs",
+    "max_games",
+)
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+class RubricError(ValueError):
+    """A rubric is invalid; the message names the key and says what it must be."""
+
+
+class Method(enum.Enum):
+    """How sure a tier's verdict is: a sequential test, or a fixed number of pairs."""
+
+    SPRT = "sprt"
+    PAIRS = "pairs"
+
+
+@dataclass(frozen=True)
+class Tier:
+    """Beat (or hold) one baseline: ``threshold`` is the score per game asked for."""
+
+    name: str
+    opponent: str
+    points: float
+    threshold: float
+    method: Method
+    #: SPRT: H1 is ``Elo(threshold) + margin``, H0 ``Elo(threshold)``.
+    margin: float = 150.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    #: Pairs method: how many duplicate pairs are played.
+    pairs: int = 0
+    #: The cap on games of this tier (SPRT: undecided at the cap, the LLR's sign decides).
+    max_games: int = 40
+
+    @property
+    def slug(self) -> str:
+        """The tier's folder name and its bot name as opponent (``beats-random``)."""
+        return _SLUG.sub("-", self.name.lower()).strip("-") or "tier"
+
+    @property
+    def sprt(self) -> Sprt:
+        """The sequential test of an SPRT tier."""
+        elo0 = score_to_elo(self.threshold)
+        return Sprt(elo0, elo0 + self.margin, self.alpha, self.beta)
+
+    @property
+    def games(self) -> int:
+        """Games planned: the pairs method's pairs, or the SPRT's cap."""
+        return 2 * self.pairs if self.method is Method.PAIRS else self.max_games
+
+    def describe(self) -> str:
+        """How the tier decides, in one line."""
+        if self.method is Method.PAIRS:
+            return (
+                f"score >= {self.threshold:g} with 95% confidence over {self.pairs} duplicate pairs"
+            )
+        test = self.sprt
+        return (
+            f"SPRT H0 Elo {round(test.elo0):+d} / H1 Elo {round(test.elo1):+d} "
+            f"(score {self.threshold:g}), "
+            f"alpha {self.alpha:g}, beta {self.beta:g}, at most {self.max_games} games"
+        )
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A whole rubric, in grading order: conformance, the tiers, then the optional items."""
+
+    name: str
+    conformance_points: float
+    tiers: tuple[Tier, ...]
+    move_timeout_s: float = 1.0
+    concurrency: int = 2
+    seed: int = 1
+    sandbox: SandboxMode = SandboxMode.AUTO
+    #: Seconds a package's build may take (then it is killed and conformance fails).
+    build_timeout_s: float = 300.0
+    #: ``[decision_time]``: points, and the limit on the mean ms per decision (None: absent).
+    decision_time: tuple[float, float] | None = None
+    #: ``[no_forfeits]``: points (None: absent).
+    no_forfeits_points: float | None = None
+
+    @property
+    def max_points(self) -> float:
+        """What a perfect bot scores."""
+        total = self.conformance_points + sum(tier.points for tier in self.tiers)
+        if self.decision_time is not None:
+            total += self.decision_time[0]
+        return total + (self.no_forfeits_points or 0.0)
+
+    @property
+    def max_games(self) -> int:
+        """The most games a grade can take (every tier to its cap)."""
+        return sum(tier.games for tier in self.tiers)
+
+
+def load_rubric(path: Path | None) -> Rubric:
+    """The rubric in ``path``, or the default one; RubricError naming the key at fault."""
+    if path is None:
+        text = resources.files("tacocat_arena.data").joinpath(DEFAULT_RUBRIC).read_text("utf-8")
+        where = f"the default rubric ({DEFAULT_RUBRIC})"
+    else:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise RubricError(f"rubric {path}: cannot read it: {error}") from None
+        where = f"rubric {path}"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RubricError(f"{where}: not valid TOML: {error}") from None
+    try:
+        return parse_rubric(data)
+    except RubricError as error:
+        raise RubricError(f"{where}: {error}") from None
+
+
+def parse_rubric(data: Mapping[str, Any]) -> Rubric:
+    """A ``Rubric`` from a parsed TOML table (``load_rubric``'s second half)."""
+    _known(data, (*_TOP_KEYS, *_SECTIONS), "")
+    conformance = _table(data, "conformance")
+    if conformance is None:
+        raise RubricError("[conformance] is required (points = N): grading starts with check")
+    _known(conformance, ("points",), "conformance.")
+    tiers_data = data.get("tiers", [])
+    if not isinstance(tiers_data, list) or not all(isinstance(t, dict) for t in tiers_data):
+        raise RubricError("tiers: must be an array of tables ([[tiers]])")
+    tiers = tuple(_tier(tier, index) for index, tier in enumerate(tiers_data))
+    slugs = [tier.slug for tier in tiers]
+    for slug in slugs:
+        if slugs.count(slug) > 1:
+            raise RubricError(f"tiers: two tiers are both named like {slug!r}: rename one")
+    decision = _table(data, "decision_time")
+    decision_time = None
+    if decision is not None:
+        _known(decision, ("points", "mean_ms"), "decision_time.")
+        decision_time = (
+            _points(decision, "decision_time."),
+            _number(decision, "mean_ms", "decision_time.", low=0.0, required=True),
+        )
+    forfeits = _table(data, "no_forfeits")
+    if forfeits is not None:
+        _known(forfeits, ("points",), "no_forfeits.")
+    name = data.get("name", "grade")
+    if not isinstance(name, str) or not name.strip():
+        raise RubricError(f"name: must be a non-empty string, got {name!r}")
+    sandbox_text = data.get("sandbox", "auto")
+    try:
+        sandbox = SandboxMode(sandbox_text)
+    except ValueError:
+        modes = ", ".join(mode.value for mode in SandboxMode)
+        raise RubricError(f"sandbox: must be one of {modes}, got {sandbox_text!r}") from None
+    return Rubric(
+        name=name.strip(),
+        conformance_points=_points(conformance, "conformance."),
+        tiers=tiers,
+        move_timeout_s=_number(data, "move_timeout", "", low=0.001, high=60.0, default=1.0),
+        concurrency=_integer(data, "concurrency", "", low=1, high=64, default=2),
+        seed=_integer(data, "seed", "", low=0, high=2**63 - 1, default=1),
+        sandbox=sandbox,
+        build_timeout_s=_number(data, "build_timeout", "", low=1.0, high=3600.0, default=300.0),
+        decision_time=decision_time,
+        no_forfeits_points=None if forfeits is None else _points(forfeits, "no_forfeits."),
+    )
+
+
+def _tier(data: Mapping[str, Any], index: int) -> Tier:
+    where = f"tiers[{index}]."
+    _known(data, _TIER_KEYS, where)
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise RubricError(f'{where}name: required, a non-empty string ("beats random")')
+    opponent = data.get("opponent")
+    if not isinstance(opponent, str) or not is_builtin(opponent):
+        raise RubricError(
+            f'{where}opponent: must be a baseline spec such as "builtin:greedy", got {opponent!r}'
+        )
+    try:
+        parse_builtin(opponent)
+    except BuiltinError as error:
+        raise RubricError(f"{where}opponent: {error}") from None
+    method_text = data.get("method", "sprt")
+    try:
+        method = Method(method_text)
+    except ValueError:
+        raise RubricError(
+            f'{where}method: must be "sprt" or "pairs", got {method_text!r}'
+        ) from None
+    threshold = _number(data, "threshold", where, low=0.01, high=0.99, required=True)
+    if method is Method.PAIRS:
+        if "pairs" not in data:
+            raise RubricError(f'{where}pairs: required with method = "pairs" (how many pairs)')
+        for key in ("margin", "alpha", "beta", "max_games"):
+            if key in data:
+                raise RubricError(f'{where}{key}: only for method = "sprt"')
+        pairs = _integer(data, "pairs", where, low=1, high=10_000, default=1)
+        max_games = 2 * pairs
+    else:
+        if "pairs" in data:
+            raise RubricError(f'{where}pairs: only for method = "pairs" (an SPRT has max_games)')
+        pairs = 0
+        max_games = _integer(data, "max_games", where, low=2, high=100_000, default=40)
+        if max_games % 2:
+            raise RubricError(f"{where}max_games: must be even (a duplicate pair is 2 games)")
+    tier = Tier(
+        name=name.strip(),
+        opponent=opponent,
+        points=_points(data, where),
+        threshold=threshold,
+        method=method,
+        margin=_number(data, "margin", where, low=1.0, high=2000.0, default=150.0),
+        alpha=_number(data, "alpha", where, low=1e-6, high=0.5, default=0.05),
+        beta=_number(data, "beta", where, low=1e-6, high=0.5, default=0.05),
+        pairs=pairs,
+        max_games=max_games,
+    )
+    if method is Method.SPRT:
+        try:
+            tier.sprt  # noqa: B018 -- built once here so a bad test fails at load
+        except ValueError as error:
+            raise RubricError(f"{where}: {error}") from None
+    return tier
+
+
+def _known(data: Mapping[str, Any], keys: tuple[str, ...], where: str) -> None:
+    for key in data:
+        if key not in keys:
+            raise RubricError(f"{where}{key}: unknown key (known here: {', '.join(keys)})")
+
+
+def _table(data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise RubricError(f"{key}: must be a table ([{key}])")
+    return value
+
+
+def _points(data: Mapping[str, Any], where: str) -> float:
+    return _number(data, "points", where, low=0.0, high=10_000.0, required=True)
+
+
+def _number(
+    data: Mapping[str, Any],
+    key: str,
+    where: str,
+    *,
+    low: float,
+    high: float = math.inf,
+    default: float = 0.0,
+    required: bool = False,
+) -> float:
+    if key not in data:
+        if required:
+            raise RubricError(f"{where}{key}: required")
+        return default
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise RubricError(f"{where}{key}: must be a number, got {value!r}")
+    if not low <= value <= high:
+        raise RubricError(f"{where}{key}: must be in [{low:g}, {high:g}], got {value!r}")
+    return float(value)
+
+
+def _integer(
+    data: Mapping[str, Any], key: str, where: str, *, low: int, high: int, default: int
+) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RubricError(f"{where}{key}: must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise RubricError(f"{where}{key}: must be in [{low}, {high}], got {value}")
+    return value

@@ -1,0 +1,241 @@
+"""``tacocat-arena grade`` end to end: real bot processes in the sandbox, real games.
+
+Four sample bots through a small test rubric (tests/grade_bots/test_rubric.toml: conformance
+10, beats random 20 (4 pairs, score >= 0.75 with 95% confidence), beats greedy 20 (SPRT, 8
+games at most), decision time 10 (mean <= 150 ms), no forfeits 10), each with its expected
+points; Gradescope's results.json checked field by field against the documented format; a
+batch of three with one broken archive.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tacocat_arena.cli import main
+from tacocat_arena.grade.outputs import VISIBILITIES
+from tacocat_arena.launch.package import pack
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = Path(__file__).parent / "grade_bots"
+RUBRIC = BOTS / "test_rubric.toml"
+PACKAGES = {
+    "random": ROOT / "example_bots" / "packages" / "python-random",
+    "greedy": ROOT / "example_bots" / "packages" / "python-greedy",
+    "forfeiter": BOTS / "forfeiter",
+    "crasher": BOTS / "crasher",
+}
+#: The same deals for every test run (a grading run's secret, as --secret-file reads it).
+SECRET = "0123456789abcdef0123456789abcdef"
+
+
+def secret_file(tmp_path: Path) -> Path:
+    path = tmp_path / "secret.txt"
+    path.write_text(SECRET + "\n", encoding="utf-8")
+    return path
+
+
+def grade(tmp_path: Path, target: str, *extra: str) -> tuple[dict[str, Any], str]:
+    out = tmp_path / "out"
+    args = ["grade", target, "--rubric", str(RUBRIC), "--out", str(out)]
+    args += ["--secret-file", str(secret_file(tmp_path)), *extra]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "grade.json").read_text(encoding="utf-8")), result.output
+
+
+def points(data: dict[str, Any]) -> dict[str, float]:
+    return {item["name"]: item["points"] for item in data["items"]}
+
+
+@pytest.mark.parametrize(
+    ("bot", "expected"),
+    [
+        # greedy beats random (every pair), not itself (an SPRT at score 0.5 is H0's side)
+        (
+            "greedy",
+            {
+                "conformance": 10,
+                "beats random": 20,
+                "beats greedy": 0,
+                "decision time": 10,
+                "no forfeits": 10,
+            },
+        ),
+        (
+            "random",
+            {
+                "conformance": 10,
+                "beats random": 0,
+                "beats greedy": 0,
+                "decision time": 10,
+                "no forfeits": 10,
+            },
+        ),
+        # passes check, then lets its clock run out in every real game
+        (
+            "forfeiter",
+            {
+                "conformance": 10,
+                "beats random": 0,
+                "beats greedy": 0,
+                "decision time": 0,
+                "no forfeits": 0,
+            },
+        ),
+        (
+            "crasher",
+            {
+                "conformance": 0,
+                "beats random": 0,
+                "beats greedy": 0,
+                "decision time": 0,
+                "no forfeits": 0,
+            },
+        ),
+    ],
+)
+def test_a_sample_bot_gets_its_expected_points(
+    tmp_path: Path, bot: str, expected: dict[str, float]
+) -> None:
+    data, output = grade(tmp_path, str(PACKAGES[bot]), "--student", bot)
+    assert points(data) == expected, json.dumps(data["items"], indent=1)
+    assert data["points"] == sum(expected.values()) and data["max_points"] == 70
+    assert f"{bot}: {data['points']:g} / 70 points" in output
+    items = {item["name"]: item for item in data["items"]}
+    if bot == "crasher":
+        assert "check" in items["conformance"]["output"]
+        assert "crashing_bot: an uncaught error at start-up" in items["conformance"]["output"]
+        assert items["beats random"]["output"].startswith("not graded: conformance failed")
+        assert items["beats random"]["games"] == 0
+    if bot == "forfeiter":
+        assert "lost by a forfeit (timeout)" in items["no forfeits"]["output"]
+    if bot == "greedy":
+        assert items["beats random"]["games"] == 8  # the pairs method plays all its pairs
+        assert "95% interval of the score" in items["beats random"]["output"]
+        assert "SPRT" in items["beats greedy"]["output"]
+
+
+def test_report_html_links_the_replays_that_decided_each_tier(tmp_path: Path) -> None:
+    data, _ = grade(tmp_path, str(PACKAGES["greedy"]), "--format", "gradescope")
+    out = tmp_path / "out"
+    page = (out / "report.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="([^"#]+\.html)"', page)
+    tier_games = [g for item in data["items"] for g in item["games_played"]]
+    assert tier_games and len([link for link in links if "/replays/" in link]) == len(tier_games)
+    for link in links:
+        assert (out / link).is_file(), link
+    assert SECRET not in page
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert_gradescope_results(results)
+    assert results["score"] == data["points"] == 50
+    assert [t["name"] for t in results["tests"]] == [item["name"] for item in data["items"]]
+    assert SECRET not in json.dumps(results) and SECRET not in json.dumps(data)
+
+
+def assert_gradescope_results(results: dict[str, Any]) -> None:
+    """The fields of Gradescope's documented results.json ("Autograder Specifications",
+    "Leaderboards"), each with the type the documentation gives it."""
+    number = (int, float)
+    assert isinstance(results["score"], number)
+    assert isinstance(results.get("execution_time", 0), int)
+    assert isinstance(results.get("output", ""), str)
+    assert results.get("visibility", "visible") in VISIBILITIES
+    assert isinstance(results["tests"], list) and results["tests"]
+    for test in results["tests"]:
+        assert set(test) <= {
+            "score",
+            "max_score",
+            "status",
+            "name",
+            "name_format",
+            "number",
+            "output",
+            "output_format",
+            "tags",
+            "visibility",
+            "extra_data",
+        }
+        assert isinstance(test["name"], str) and test["name"]
+        assert isinstance(test["score"], number) and isinstance(test["max_score"], number)
+        assert 0 <= test["score"] <= test["max_score"]
+        assert test["status"] in ("passed", "failed")
+        assert isinstance(test["output"], str)
+        assert test["visibility"] in VISIBILITIES
+    assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
+    assert isinstance(results["leaderboard"], list) and results["leaderboard"]
+    for entry in results["leaderboard"]:
+        assert set(entry) <= {"name", "value", "order"}
+        assert isinstance(entry["name"], str) and isinstance(entry["value"], (int, float, str))
+        assert entry.get("order", "desc") in ("asc", "desc")
+
+
+def test_a_batch_grades_every_student_on_the_same_deals_and_survives_a_broken_one(
+    tmp_path: Path,
+) -> None:
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    shutil.copytree(PACKAGES["greedy"], submissions / "alice")
+    (submissions / "bob.tar.gz").write_bytes(pack(PACKAGES["random"]))
+    (submissions / "carol.zip").write_bytes(b"PK\x03\x04 this is not a zip archive at all")
+    out = tmp_path / "batch"
+    args = ["grade", "--batch", str(submissions), "--rubric", str(RUBRIC), "--out", str(out)]
+    args += ["--workers", "2", "--format", "gradescope"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert sorted(rows) == ["alice", "bob", "carol"]
+    assert (rows["alice"]["points"], rows["bob"]["points"], rows["carol"]["points"]) == (
+        "50",
+        "30",
+        "0",
+    )
+    assert rows["alice"]["beats random"] == "20" and rows["bob"]["beats random"] == "0"
+    assert "package refused" in rows["carol"]["note"]
+    for student in rows:
+        assert_gradescope_results(
+            json.loads((out / student / "results.json").read_text(encoding="utf-8"))
+        )
+    page = (out / "class.html").read_text(encoding="utf-8")
+    assert all(f'href="{s}/report.html"' in page for s in rows)
+    # Fair: alice and bob met the same deals, game by game (the records' seeds).
+    alice, bob = (
+        json.loads((out / s / "grade.json").read_text(encoding="utf-8")) for s in ("alice", "bob")
+    )
+    assert alice["secret_id"] == bob["secret_id"]
+    for a_item, b_item in zip(alice["items"], bob["items"], strict=True):
+        a_seeds = {g["game_id"]: g["seed"] for g in a_item["games_played"]}
+        b_seeds = {g["game_id"]: g["seed"] for g in b_item["games_played"]}
+        common = a_seeds.keys() & b_seeds.keys()
+        assert len(common) == min(len(a_seeds), len(b_seeds))
+        assert {k: a_seeds[k] for k in common} == {k: b_seeds[k] for k in common}
+        for record_seed in _record_seeds(out / "alice", a_item).items():
+            assert record_seed[1] == a_seeds[record_seed[0]]
+    assert alice["items"][1]["games_played"], "the tiers were played"
+    # The secret stays with the teacher: in secret.txt, in no student's file.
+    secret = (out / "secret.txt").read_text(encoding="utf-8").strip()
+    for student in rows:
+        for name in ("grade.json", "results.json", "report.html"):
+            assert secret not in (out / student / name).read_text(encoding="utf-8")
+
+
+def _record_seeds(folder: Path, item: dict[str, Any]) -> dict[str, int]:
+    """The seeds the tier's game records hold (games.jsonl), by game id."""
+    if not item["folder"]:
+        return {}
+    seeds = {}
+    with open(folder / item["folder"] / "games.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            entry = json.loads(line)
+            seeds[entry["id"]] = entry["record"]["seed"]
+    return seeds
