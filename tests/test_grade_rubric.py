@@ -46,7 +46,7 @@ def test_a_tier_sprt_tests_elo_of_the_threshold_against_it_plus_the_margin() -> 
 
 def test_the_pairs_method_plays_its_pairs() -> None:
     tier = load_rubric(TEST_RUBRIC).tiers[0]
-    assert tier.method is Method.PAIRS and tier.pairs == 4 and tier.games == 8
+    assert tier.method is Method.PAIRS and tier.pairs == 8 and tier.games == 16
 
 
 @pytest.mark.parametrize(

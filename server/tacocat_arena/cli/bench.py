@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 
 import click
 
@@ -416,3 +417,30 @@ def bench_referee_command(
 
 bench.add_command(load_command)
 bench.add_command(soak_command)
+
+
+@bench.command("grade")
+@click.option(
+    "--bot",
+    default="builtin:search",
+    show_default=True,
+    help="The bot graded: a package or a command (the budget is for the search bot's speed).",
+)
+@click.option(
+    "--rubric",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The rubric (default: the shipped one).",
+)
+def bench_grade_command(bot: str, rubric: Path | None) -> None:
+    """Wall time of one grade by the default rubric (budget: 3 minutes on a quiet 2-core
+    machine for a bot at the search bot's speed), with the load before and after."""
+    from tacocat_arena.bench.grade import bench_grade
+    from tacocat_arena.grade.grader import GradeError
+    from tacocat_arena.grade.rubric import RubricError
+
+    try:
+        figures = bench_grade(bot, rubric)
+    except (GradeError, RubricError) as error:
+        raise click.ClickException(str(error)) from None
+    for line in figures.lines():
+        click.echo(line)
