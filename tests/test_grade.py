@@ -246,3 +246,32 @@ def _record_seeds(folder: Path, item: dict[str, Any]) -> dict[str, int]:
             entry = json.loads(line)
             seeds[entry["id"]] = entry["record"]["seed"]
     return seeds
+
+
+@pytest.mark.parametrize(
+    ("build", "why"),
+    [("sleep 600", "build: over its time limit of 2 s"), ("false", "exited with code 1")],
+)
+def test_a_build_that_fails_or_never_ends_fails_conformance(
+    tmp_path: Path, build: str, why: str
+) -> None:
+    package = tmp_path / "slow_build"
+    package.mkdir()
+    (package / "bot.toml").write_text(
+        f'command = "python -m example_bots.random_bot"\nbuild = "{build}"\n', encoding="utf-8"
+    )
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(
+        RUBRIC.read_text(encoding="utf-8").replace(
+            'name = "test rubric"', 'name = "test rubric"\nbuild_timeout = 2'
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    args = ["grade", str(package), "--rubric", str(rubric), "--out", str(out), "-q"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "grade.json").read_text(encoding="utf-8"))
+    assert data["points"] == 0
+    assert why in data["items"][0]["output"]
+    assert all(item["output"].startswith("not graded") for item in data["items"][1:])

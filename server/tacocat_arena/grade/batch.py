@@ -13,12 +13,9 @@ each item's points) and ``class.html`` beside one folder per student.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import csv
 import json
-import os
 import re
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -39,6 +36,7 @@ from tacocat_arena.grade.grader import (
 from tacocat_arena.grade.grader import not_graded as not_graded_items
 from tacocat_arena.grade.outputs import GRADE_JSON, REPORT_HTML, write_grade
 from tacocat_arena.grade.rubric import Rubric, load_rubric
+from tacocat_arena.launch.build import run_bounded
 from tacocat_arena.report.grading import render_class_page
 
 GRADES_CSV = "grades.csv"
@@ -178,25 +176,8 @@ async def _run_worker(job: Job, rubric: Rubric, secret: str, limit: float) -> di
     out.mkdir(parents=True, exist_ok=True)
     (out / GRADE_JSON).unlink(missing_ok=True)
     log_path = out / "grader.log"
-    with open(log_path, "wb") as log:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "tacocat_arena.grade",
-            job.to_json(),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=log,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            code: int | None = await asyncio.wait_for(process.wait(), limit)
-        except TimeoutError:
-            code = None
-        finally:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+    argv = [sys.executable, "-m", "tacocat_arena.grade", job.to_json()]
+    code = await run_bounded(argv, log_path, limit)
     if code == 0 and (out / GRADE_JSON).exists():
         data: dict[str, Any] = json.loads((out / GRADE_JSON).read_text(encoding="utf-8"))
         return data

@@ -50,6 +50,11 @@ SECRET_FILE = "secret.txt"
 #: Where each tier's tournament folder goes, under the output folder.
 TIERS_DIR = "tiers"
 
+#: An SPRT tier's twins play in phases of this many pairs (``run_tournament``: a pair is
+#: complete only once its second game, by the B instances, is over), so the test can stop
+#: after any phase; fewer than ``play --sprt``'s 16, as a tier's cap is a few pairs.
+SPRT_PAIRS_PER_PHASE = 4
+
 Notice = Callable[[str], None]
 
 
@@ -315,6 +320,7 @@ async def _tier(
                 on_game=lambda result, done, total: monitor.add(result),
                 should_stop=lambda: monitor.is_decided,
                 plan=plan,
+                pairs_per_phase=SPRT_PAIRS_PER_PHASE if tier.method is Method.SPRT else None,
             )
         except (BotStartError, ListenError, SandboxError) as error:
             return ItemResult(tier.name, "tier", 0.0, tier.points, False, str(error)), []

@@ -74,28 +74,12 @@ async def build_package(
             env = {**os.environ, **dict(package.env)}
         prefix = sandbox.launcher(settings.limits, None)
         log_path = Path(scratch) / "build.log"
-        with open(log_path, "wb") as log:
-            try:
-                process = await asyncio.create_subprocess_exec(
-                    *prefix,
-                    *command,
-                    cwd=cwd,
-                    env=env,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=asyncio.subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            except OSError as error:
-                return BuildResult(False, f"build: cannot run {package.build!r}: {error}", "", 0)
-            try:
-                code: int | None = await asyncio.wait_for(process.wait(), settings.timeout_s)
-            except TimeoutError:
-                code = None
-            finally:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                await process.wait()
+        try:
+            code = await run_bounded(
+                [*prefix, *command], log_path, settings.timeout_s, cwd=cwd, env=env
+            )
+        except OSError as error:
+            return BuildResult(False, f"build: cannot run {package.build!r}: {error}", "", 0)
         text = _tail(log_path)
     seconds = time.monotonic() - started
     if code is None:
@@ -105,6 +89,38 @@ async def build_package(
         how = "exited with code" if code > 0 else "killed by signal"
         return BuildResult(False, f"build: {package.build!r} {how} {abs(code)}", text, seconds)
     return BuildResult(True, f"built in {seconds:.1f} s", text, seconds)
+
+
+async def run_bounded(
+    argv: list[str],
+    log_path: Path,
+    timeout_s: float,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> int | None:
+    """Run ``argv`` in a session of its own, its output to ``log_path``, for at most
+    ``timeout_s``; then kill its whole process group (whatever it left running).  Its exit
+    code, or None past the limit; OSError if it cannot start."""
+    with open(log_path, "wb") as log:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=log,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            code: int | None = await asyncio.wait_for(process.wait(), timeout_s)
+        except TimeoutError:
+            code = None
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+    return code
 
 
 def _tail(path: Path) -> str:
