@@ -17,6 +17,7 @@ import pytest
 from tacocat_arena.launch import sandbox
 from tacocat_arena.launch.bots import CappedLog, describe_exit
 from tacocat_arena.launch.sandbox import Limits, SandboxMode
+from tacocat_arena.referee import peers
 from tacocat_arena.referee.peers import PeerCheck, descendants
 from tacocat_arena.tournament.config import ConfigError, load_config
 from tacocat_arena.tournament.schedule import round_robin
@@ -82,6 +83,29 @@ def test_a_socket_at_the_bots_port_on_another_loopback_address_is_not_the_bots()
             process.kill()
             process.wait()
         server.close()
+
+
+def test_a_peer_that_two_sockets_match_is_refused_and_mapped_addresses_read_as_ipv4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's tables as text: ``::ffff:127.0.0.2`` in tcp6 is 127.0.0.2; when both
+    tables hold a socket at the peer's address and port, no process is credited."""
+    head = "  sl  local_address rem_address st tx_queue rx_queue tr tm->when retrnsmt uid timeout\n"
+    v4 = "   0: 0200007F:1388 0100007F:1770 01 00000000:00000000 00:00000000 00000000 0 0 11 1\n"
+    mapped = "0000000000000000FFFF00000200007F:1388 0000000000000000FFFF00000100007F:1770"
+    v6 = f"   0: {mapped} 01 00000000:00000000 00:00000000 00000000 0 0 12 1\n"
+    (tmp_path / "net").mkdir()
+    monkeypatch.setattr(peers, "_PROC", tmp_path)
+    check = PeerCheck(tcp_port=0x1770)
+    check.expect("me", 999_999)
+    for tcp, tcp6, inodes in ((v4, "", [11]), ("", v6, [12]), (v4, v6, [11, 12])):
+        (tmp_path / "net" / "tcp").write_text(head + tcp)
+        (tmp_path / "net" / "tcp6").write_text(head + tcp6)
+        client = peers._peer_address("ipv4:127.0.0.2:5000")
+        assert client is not None and peers._tcp_inodes(client, 0x1770) == inodes
+        assert peers._tcp_inodes(client, 0x1771) == []  # another server's port
+    refused = check("me", "ipv4:127.0.0.2:5000")
+    assert refused is not None and "2 sockets" in refused and "refused" in refused
 
 
 @linux_only
