@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.arena.submissions import Status, Version, version_summary
+from tacocat_arena.arena.submissions import Version, version_summary
 from tacocat_arena.web import views
 from tacocat_arena.web.charts import rating_chart
 from tacocat_arena.web.rendering import arena_of, page
@@ -43,15 +43,10 @@ async def player_data(arena: Arena, name: str) -> dict[str, Any] | None:
         *(_version(arena, v, rows.get(v.identity), COLOURS[i % len(COLOURS)])
           for i, v in enumerate(reversed(versions)))
     )  # fmt: skip
-    status = views.player_status(arena, name)
-    active = [v for v in versions if v.status is Status.ACTIVE]
-    if active and status["status"] != "revoked":
-        hosted = f"hosted, v{active[-1].version}"
-        status = {**status, "status": "hosted", "status_text": hosted}
     return {
         "player": name,
         "registered": registered,
-        "status": status,
+        "status": views.player_status(arena, name),
         "row": rows.get(name),
         "versions": list(shown),
         "hosting": hosting is not None,

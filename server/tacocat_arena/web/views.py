@@ -60,10 +60,10 @@ def leaderboard(arena: Arena) -> list[dict[str, Any]]:
 
 
 def player_status(arena: Arena, bot: str) -> dict[str, str]:
-    """Whose ``bot`` is and where it is now: a connected bot is ``connected``, ``away``
-    (registered, not connected) or ``revoked`` (its token no longer works); a hosted version
-    (``alice@v2``) is ``hosted`` while active, else its version's status (``suspended``,
-    ``retired``...)."""
+    """Whose ``bot`` is and where it is now: a player's own name is ``connected``, ``revoked``
+    (its token no longer works), ``hosted`` (not connected, an active hosted version plays
+    for it) or ``away``; a hosted version (``alice@v2``) is ``hosted`` while active, else its
+    version's status (``suspended``, ``retired``...)."""
     identity = parse_identity(bot)
     if identity is not None:
         player, number = identity
@@ -77,11 +77,22 @@ def player_status(arena: Arena, bot: str) -> dict[str, str]:
         return {"player": player, "status": status, "status_text": f"{status}, v{number}"}
     if arena.is_connected(bot):
         status = "connected"
-    elif arena.is_active(bot):
-        status = "away"
-    else:
+    elif not arena.is_active(bot):
         status = "revoked"
+    elif (active := _active_version(arena, bot)) is not None:
+        return {"player": bot, "status": "hosted", "status_text": f"hosted, v{active}"}
+    else:
+        status = "away"
     return {"player": bot, "status": status, "status_text": status}
+
+
+def _active_version(arena: Arena, player: str) -> int | None:
+    """The number of ``player``'s active hosted version, if it has one."""
+    hosting = arena.hosting
+    if hosting is None:
+        return None
+    active = [v for v in hosting.submissions.versions(player) if v.status is Status.ACTIVE]
+    return active[-1].version if active else None
 
 
 def waiting_submissions(arena: Arena) -> list[dict[str, Any]]:
