@@ -18,6 +18,7 @@ the stream readers as ``python -m tacocat_arena.bench.arena sse HOST PORT N``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -27,10 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tacocat_arena.bench.load import SoakFigures
 from tacocat_arena.bench.referee import _trivial_bot
 
 #: How much lower the bot drivers' scheduling priority is than the server's.
@@ -131,11 +133,25 @@ def _latency(values: list[float]) -> str:
     )
 
 
-def bench_arena(
-    bots: int, seconds: float, concurrency: int, requests_per_s: float, sse: int = 0
-) -> ArenaFigures:
-    """Run the measurement (see the module docstring)."""
-    load_before = os.getloadavg()
+@dataclass(frozen=True)
+class RunningArena:
+    """A ``serve`` subprocess with trivial bots connected and playing."""
+
+    server: subprocess.Popen[str]
+    folder: Path
+    host: str
+    port: int
+    drivers: list[subprocess.Popen[bytes]]
+
+    def connect(self) -> http.client.HTTPConnection:
+        """A keep-alive connection to the web page."""
+        return http.client.HTTPConnection(self.host, self.port, timeout=30)
+
+
+@contextlib.contextmanager
+def running_arena(bots: int, concurrency: int) -> Iterator[RunningArena]:
+    """Start ``serve`` on a fresh folder and ``bots`` trivial bots in two driver processes;
+    return once every bot is connected and has played; stop them all on exit."""
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-arena-") as folder:
         tokens = {f"bot{i:02d}": f"bench-token-{i:02d}" for i in range(bots)}
         tokens_file = Path(folder) / "tokens.toml"
@@ -165,21 +181,11 @@ def bench_arena(
                         ],
                     )  # fmt: skip
                 )
-            connection = http.client.HTTPConnection(host, int(port), timeout=30)
+            arena = RunningArena(server, Path(folder) / "a", host, int(port), drivers)
+            connection = arena.connect()
             _wait_for(connection, lambda s: s["connected"] == bots and s["games"] >= 2 * bots)
-            time.sleep(1.0)  # warm-up: every bot has played
-            quiet = _phase(connection, server.pid, seconds, None)
-            latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
-            if sse:
-                drivers.append(_open_streams(host, int(port), sse))
-            loaded = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
-            stream_events = _close_streams(drivers.pop()) if sse else 0
-            organizer = (Path(folder) / "a" / "organizer.token").read_text().strip()
-            _post(connection, "/api/pause", organizer)
-            _wait_for(connection, lambda s: s["live"] == 0)
-            idle: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
-            paused = _phase(connection, server.pid, min(seconds, 5.0), (idle, requests_per_s))
             connection.close()
+            yield arena
         finally:
             stop_server(server, 30.0)
             for driver in drivers:
@@ -188,6 +194,29 @@ def bench_arena(
                 except subprocess.TimeoutExpired:
                     driver.kill()
                     driver.wait()
+
+
+def bench_arena(
+    bots: int, seconds: float, concurrency: int, requests_per_s: float, sse: int = 0
+) -> ArenaFigures:
+    """Run the measurement (see the module docstring)."""
+    load_before = os.getloadavg()
+    with running_arena(bots, concurrency) as arena:
+        server, host, port = arena.server, arena.host, arena.port
+        connection = arena.connect()
+        time.sleep(1.0)  # warm-up: every bot has played
+        quiet = _phase(connection, server.pid, seconds, None)
+        latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
+        if sse:
+            arena.drivers.append(_open_streams(host, port, sse))
+        loaded = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
+        stream_events = _close_streams(arena.drivers.pop()) if sse else 0
+        organizer = (arena.folder / "organizer.token").read_text().strip()
+        _post(connection, "/api/pause", organizer)
+        _wait_for(connection, lambda s: s["live"] == 0)
+        idle: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
+        paused = _phase(connection, server.pid, min(seconds, 5.0), (idle, requests_per_s))
+        connection.close()
     return ArenaFigures(
         bots,
         concurrency,
@@ -211,6 +240,41 @@ def stop_server(server: subprocess.Popen[str], timeout: float) -> None:
     except subprocess.TimeoutExpired:
         server.kill()
         server.communicate()
+
+
+def arena_soak(
+    games: int,
+    bots: int = 8,
+    concurrency: int = 8,
+    samples: int = 20,
+    progress: Callable[[int, float], None] | None = None,
+) -> SoakFigures:
+    """``serve``'s RSS (from /proc) against its stored games (``/api/status``) while trivial
+    bots play ``games`` games on the ladder, sampled ``samples`` times (the first once every
+    bot has played: start-up is not growth)."""
+    every = max(1, games // samples)
+    with running_arena(bots, concurrency) as arena:
+        connection = arena.connect()
+        started = time.monotonic()
+        first = _status(connection)["games"]
+        rss = [(0, _rss_mib(arena.server.pid))]
+        if progress is not None:
+            progress(*rss[0])
+        while rss[-1][0] < games:
+            time.sleep(0.2)
+            played = _status(connection)["games"] - first
+            if played >= rss[-1][0] + every or played >= games:
+                rss.append((played, _rss_mib(arena.server.pid)))
+                if progress is not None:
+                    progress(*rss[-1])
+        connection.close()
+        elapsed = time.monotonic() - started
+    return SoakFigures(rss[-1][0], elapsed, tuple(rss), 0, 0.0, 0.0)
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _addresses(server: subprocess.Popen[str]) -> tuple[str, str]:

@@ -77,14 +77,36 @@ def load_command(games_at_once: str, seconds: float, move_timeout_ms: int) -> No
 @click.command("soak")
 @click.option("--games", default=10_000, show_default=True, help="Games to play.")
 @click.option("--games-at-once", default=64, show_default=True, help="Games in flight.")
-def soak_command(games: int, games_at_once: int) -> None:
+@click.option(
+    "--arena",
+    "arena",
+    is_flag=True,
+    help="Instead: a whole `serve` (ladder, store, web page) with 8 trivial bots, its RSS "
+    "against its stored games.",
+)
+def soak_command(games: int, games_at_once: int, arena: bool) -> None:
     """Play GAMES games with instant bots and print the referee's RSS every 5% of them: it
-    must level off (every cache and memory of past requests is bounded)."""
+    must level off (every cache and memory of past requests is bounded).  With --arena, the
+    arena server's (--games-at-once is then its --concurrency)."""
     from tacocat_arena.bench.load import SoakSlice, measure_soak
 
     if games < 2 or games_at_once < 1:
         raise click.UsageError("--games must be >= 2 and --games-at-once >= 1")
     click.echo(f"before: {_load_text()}")
+    if arena:
+        from tacocat_arena.bench.arena import arena_soak
+
+        def sample(played: int, rss: float) -> None:
+            click.echo(f"  {played:6d} games  RSS {rss:7.1f} MiB")
+
+        soak = arena_soak(games, concurrency=games_at_once, progress=sample)
+        click.echo(
+            f"serve: {soak.games} games in {soak.seconds:.0f} s; RSS {soak.rss[0][1]:.1f} -> "
+            f"{soak.rss[-1][1]:.1f} MiB: +{soak.growth_first_half_mib:.1f} MiB over the first "
+            f"half, +{soak.growth_second_half_mib:.1f} MiB over the second"
+        )
+        click.echo(f"after: {_load_text()}")
+        return
 
     def progress(part: SoakSlice) -> None:
         click.echo(
