@@ -115,3 +115,19 @@ def test_bench_report_prints_its_figures() -> None:
     assert "games: 12 over 3 bots" in result.output
     assert re.search(r"report.html \+ report.md: \d+\.\d\d s CPU", result.output)
     assert re.search(r"with every replay: +\d+\.\d\d s CPU .* replays [\d.]+ MB", result.output)
+
+
+def test_a_name_in_report_md_is_shown_as_written_never_as_markup() -> None:
+    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py renders the check")
+    hostile = (
+        "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) "
+        "![i](http://example.invalid/x.png) `code` *em* __strong__ # | a\\b &amp;"
+    )
+    html = markdown_it.MarkdownIt().render(f"# {md(hostile)}\n")
+    for markup in ("<script", "<img", "<a ", "<em>", "<strong>", "<code>"):
+        assert markup not in html, (markup, html)
+    text = re.sub(r"<[^>]+>", "", html).strip()
+    assert (
+        text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+        == hostile
+    )

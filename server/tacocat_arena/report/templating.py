@@ -79,9 +79,24 @@ def score_colour(cell: CrossCell) -> str:
     return f"hsl({hue}, {saturation}%, 82%)"
 
 
+#: What a name in report.md must not start: Markdown's links, images, emphasis, code,
+#: headings and table cells (backslash-escaped), and raw HTML (as entities: a Markdown
+#: renderer passes HTML through, so a config's ``name`` could otherwise carry a script).
+_MD_ESCAPES = {
+    **{c: "\\" + c for c in "\\`*_{}[]()#+!|~"},
+    "<": "&lt;",
+    ">": "&gt;",
+    "&": "&amp;",
+    "\n": " ",
+    "\r": " ",
+}
+_MD_TABLE = str.maketrans(_MD_ESCAPES)
+
+
 def md(text: object) -> str:
-    """Text made safe for a Markdown table cell."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Text made safe for Markdown, a table cell or a heading: shown as written, never
+    markup (``report.md`` holds names chosen by whoever wrote the config or a bot)."""
+    return str(text).translate(_MD_TABLE)
 
 
 @cache

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import secrets
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.launch import sandbox
 from tacocat_arena.launch.bots import BotProcess, ExternalBot, Launch
 from tacocat_arena.launch.sandbox import SandboxMode, describe_limits, resolve_mode
+from tacocat_arena.launch.scratch import owned_folder
 from tacocat_arena.referee import GameReport, Referee, start_server
 from tacocat_arena.referee.peers import PeerCheck
 from tacocat_arena.stats.tables import GameResult
@@ -134,7 +134,8 @@ async def run_tournament(
         classify_disconnect=classify_disconnect,
         check_peer=peer_check,
     )
-    socket_dir = Path(tempfile.mkdtemp(prefix="tacocat-"))
+    # Named for this process: a runner killed with -9 leaves it, the next one removes it.
+    socket_dir = owned_folder("run")
     sockets = {
         ident: socket_dir / f"{ident}.sock"
         for ident, bot in all_ids.items()

@@ -1,0 +1,62 @@
+"""Temporary folders of a runner (bots' Unix sockets), cleaned up even after a kill -9.
+
+A runner removes its folder when it stops; a runner killed with SIGKILL cannot.  So each
+folder is named for its owner (``tacocat-KIND-PID-…`` in the system's temporary folder) and
+holds an ``owner`` file with the owner's pid and start time (``/proc/PID/stat``, field 22:
+a pid reused by another process has another start time).  Every new folder's creation first
+removes the folders of this user whose owner is dead: the next start cleans up after the
+killed one, and never touches a folder whose runner still lives.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+OWNER_FILE = "owner"
+
+
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), None if it is not running."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _owner_alive(folder: Path) -> bool:
+    try:
+        pid_text, started = (folder / OWNER_FILE).read_text().split()
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return True  # not one of ours, or being created right now: leave it alone
+    return _start_time(pid) == started
+
+
+def clean_orphans(kind: str, under: Path | None = None) -> list[Path]:
+    """Remove this user's ``tacocat-KIND-*`` folders whose owner is dead; return them."""
+    base = Path(under or tempfile.gettempdir())
+    removed = []
+    for folder in base.glob(f"tacocat-{kind}-*"):
+        try:
+            mine = not folder.is_symlink() and folder.is_dir()
+            mine = mine and folder.stat().st_uid == os.getuid()
+        except OSError:
+            continue
+        if mine and not _owner_alive(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def owned_folder(kind: str, under: Path | None = None) -> Path:
+    """A new private temporary folder (mode 0700) owned by this process, after removing
+    the folders of ``kind`` that dead runners left."""
+    clean_orphans(kind, under)
+    folder = Path(tempfile.mkdtemp(prefix=f"tacocat-{kind}-{os.getpid()}-", dir=under))
+    started = _start_time(os.getpid()) or "0"
+    (folder / OWNER_FILE).write_text(f"{os.getpid()} {started}\n")
+    return folder
