@@ -356,7 +356,7 @@ def test_a_dask_local_cluster_serves_hosted_games(tmp_path: Path) -> None:
             stop = asyncio.Event()
             task = asyncio.ensure_future(hosting.run(stop))
             deadline = time.monotonic() + 60
-            while len(arena.results) < 4 and time.monotonic() < deadline:
+            while arena.tally.games < 4 and time.monotonic() < deadline:
                 await asyncio.sleep(0.5)
             stop.set()
             await task

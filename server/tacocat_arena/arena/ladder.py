@@ -28,20 +28,22 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed, pair_secret
 from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
 from tacocat_arena.arena.players import token_matches
-from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame
+from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame, read_results
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
 from tacocat_arena.referee import BotSession, EndReason, GameReport, Referee, RefereeSettings
 from tacocat_arena.stats.ratings import fit_ratings
 from tacocat_arena.stats.tables import (
     GameResult,
     StandingsRow,
-    compute_standings,
+    Tally,
     rating_games,
+    standings_of,
 )
 from tacocat_arena.tournament.games_log import DuplicateKey, duplicate_key
 from tacocat_arena.tournament.runner import game_result
@@ -196,15 +198,20 @@ class Arena:
         #: Their ids, which every page and the JSON API leave out.
         self.held_ids: set[str] = set()
         self._hold_unpaired_event_games()
-        #: The published games' results, oldest first (standings, counts, rating history).
-        self.results: list[GameResult] = [r for r in stored if r.game_id not in self.held_ids]
+        #: The published games, counted: standings and counts (their list stays in the
+        #: store, not in memory: RSS stays flat however many games the arena plays).
+        self.tally = Tally()
+        self._seen: set[str] = set()
+        for result in stored:
+            if result.game_id not in self.held_ids:
+                self.tally.add(result)
+                self._seen.update(result.seats)
         self.meetings: collections.Counter[tuple[str, str]] = collections.Counter(
             pair_key(*r.seats) for r in stored
         )
         self.games_played: collections.Counter[str] = collections.Counter(
             bot for r in stored for bot in r.seats
         )
-        self._seen = {bot for r in self.results for bot in r.seats}
         self.in_flight: collections.Counter[str] = collections.Counter()
         self.live: dict[str, LiveGame] = {}
         #: The newest published games, newest first (the index page reads them every time).
@@ -219,10 +226,10 @@ class Arena:
         self.paused = False
         self.decisions = 0
         self.started_at = time.time()
-        self.standings: list[StandingsRow] = compute_standings(self.results, self._entrants())
+        self.standings: list[StandingsRow] = standings_of(self.tally, self._entrants())
         #: How many published games ``standings`` were computed from: the pages show this
         #: count beside the rows, so the header and the rows always add up.
-        self.standings_games = len(self.results)
+        self.standings_games = self.tally.games
         self.changes = Changes()
         #: Called with each game as it is committed (the bench and events listen here).
         self.on_game: list[Callable[[StoredGame], None]] = []
@@ -288,11 +295,11 @@ class Arena:
         """``(games of the bot, rating, ±)`` after evenly spaced games of ``bot``, last one
         included: the fit over all games finished by then (the same fit as the standings).
         The fits run in a worker thread, so the loop (and the pages) stay responsive."""
-        key = (bot, len(self.results))
+        key = (bot, self.tally.games)
         cached = self._history_cache.get(key)
         if cached is None:
-            results, names = tuple(self.results), self._entrants()
-            cached = await asyncio.to_thread(_rating_history, results, names, bot, points)
+            path, held, names = self.store.path, frozenset(self.held_ids), self._entrants()
+            cached = await asyncio.to_thread(_rating_history, path, held, names, bot, points)
             self._history_cache = {key: cached}
         return cached
 
@@ -500,7 +507,7 @@ class Arena:
         for stored in games:
             self.held_ids.discard(stored.result.game_id)
             self.recent.appendleft(stored)
-            self.results.append(stored.result)
+            self.tally.add(stored.result)
             self._seen.update(stored.result.seats)
             self.decisions += sum(stored.result.decisions)
         if games:
@@ -527,9 +534,9 @@ class Arena:
         while True:
             await self._refit.wait()
             self._refit.clear()
-            results, names = tuple(self.results), self._entrants()
-            standings = await asyncio.to_thread(compute_standings, results, names)
-            self.standings, self.standings_games = standings, len(results)
+            tally, names = self.tally.copy(), self._entrants()
+            standings = await asyncio.to_thread(standings_of, tally, names)
+            self.standings, self.standings_games = standings, tally.games
             self.changes.fire()
             await asyncio.sleep(self.settings.refresh_s)
 
@@ -543,8 +550,10 @@ def event_over_key(event: str) -> str:
 
 
 def _rating_history(
-    results: tuple[GameResult, ...], names: list[str], bot: str, points: int
+    path: Path, held: frozenset[str], names: list[str], bot: str, points: int
 ) -> list[tuple[int, float, float]]:
+    """In a worker thread: the published results, read from the store for this one answer."""
+    results = [r for r in read_results(path) if r.game_id not in held]
     ends = [i for i, r in enumerate(results) if bot in r.seats]
     step = max(1, len(ends) // points)
     marks = sorted({*range(step - 1, len(ends), step), len(ends) - 1}) if ends else []

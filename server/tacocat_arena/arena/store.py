@@ -324,6 +324,17 @@ class ArenaStore:
 _COLUMNS = f"{RESULT_COLUMNS}, seq, event, pair, detail, finished_at"
 
 
+def read_results(path: Path) -> list[GameResult]:
+    """Every stored game's result, oldest first, on a connection of its own (for a worker
+    thread: the store's connections belong to the server's loop and its writer)."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = db.execute(f"SELECT {RESULT_COLUMNS} FROM games ORDER BY seq")
+        return [result_from_row(row) for row in rows]
+    finally:
+        db.close()
+
+
 def _filters(bot: str | None, event: str | None, exclude: Collection[str]) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if bot is not None:

@@ -33,9 +33,13 @@ from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.protocol.wire import ignored_error
 from tacocat_arena.referee.settings import SessionLimits
 
-#: How many answered or timed-out request ids (and ended games) a session remembers, to tell
-#: a stale or duplicate reply from an unknown one.
+#: How many answered or timed-out request ids a session remembers, to tell a stale or
+#: duplicate reply from an unknown one.
 _CLOSED_MEMORY = 4096
+#: How many ended games it remembers for the same purpose: a reply comes late by seconds,
+#: not by a thousand games, and a long-lived arena session must not fill 4,096 slots of
+#: ~150 bytes for each of its bots (``bench soak --arena``).
+_ENDED_GAMES_MEMORY = 1024
 _session_ids = itertools.count(1)
 
 
@@ -266,7 +270,7 @@ class BotSession:
 
     def end_game(self, game_id: str) -> None:
         """Mark ``game_id`` as over: later replies about it are stale."""
-        _remember(self._ended_games, game_id, None)
+        _remember(self._ended_games, game_id, None, _ENDED_GAMES_MEMORY)
 
     # -- incoming ----------------------------------------------------------------------------
     def deliver(self, action: pb.Action) -> None:
@@ -360,7 +364,9 @@ def _current_task() -> asyncio.Task[object] | None:
     return None
 
 
-def _remember(memory: collections.OrderedDict[_K, _V], key: _K, value: _V) -> None:
+def _remember(
+    memory: collections.OrderedDict[_K, _V], key: _K, value: _V, limit: int = _CLOSED_MEMORY
+) -> None:
     memory[key] = value
-    if len(memory) > _CLOSED_MEMORY:
+    if len(memory) > limit:
         memory.popitem(last=False)

@@ -25,8 +25,9 @@ Conventions
 
 from __future__ import annotations
 
+import collections
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from tacocat_arena.engine import Termination
@@ -166,6 +167,58 @@ def rating_games(results: Sequence[GameResult]) -> list[tuple[str, str, float]]:
     return [(r.seats[0], r.seats[1], r.score(0)) for r in results]
 
 
+class Tally:
+    """What the standings need of a set of results, in memory that grows with the bots, not
+    the games: per bot its wins, losses, draws, forfeits, errors, decisions and thinking
+    time, and how many games each ordered pair of seats scored 1, 0.5 or 0 (all the rating
+    fit reads).  The arena keeps one and adds each game as it is published, so its RSS stays
+    flat however many games it plays (``bench soak --arena``)."""
+
+    def __init__(self) -> None:
+        self.games = 0
+        self.wins: collections.Counter[str] = collections.Counter()
+        self.losses: collections.Counter[str] = collections.Counter()
+        self.draws: collections.Counter[str] = collections.Counter()
+        self.forfeits: collections.Counter[str] = collections.Counter()
+        self.errors: collections.Counter[str] = collections.Counter()
+        self.decisions: collections.Counter[str] = collections.Counter()
+        self.thinking_ms: dict[str, float] = collections.defaultdict(float)
+        #: ``(seat 0 bot, seat 1 bot, seat 0 score)`` -> games.
+        self.scores: collections.Counter[tuple[str, str, float]] = collections.Counter()
+
+    def add(self, result: GameResult) -> None:
+        """Count one finished game."""
+        self.games += 1
+        for seat, bot in enumerate(result.seats):
+            if result.winner is None:
+                self.draws[bot] += 1
+            elif result.winner == seat:
+                self.wins[bot] += 1
+            else:
+                self.losses[bot] += 1
+            if result.forfeit_by == seat:
+                self.forfeits[bot] += 1
+            self.errors[bot] += result.fallbacks[seat]
+            self.decisions[bot] += result.decisions[seat]
+            self.thinking_ms[bot] += result.decision_ms[seat]
+        self.scores[(result.seats[0], result.seats[1], result.score(0))] += 1
+
+    def copy(self) -> Tally:
+        """An independent copy (to fit in a worker thread while games go on counting)."""
+        twin = Tally()
+        twin.games = self.games
+        for name in ("wins", "losses", "draws", "forfeits", "errors", "decisions", "scores"):
+            setattr(twin, name, collections.Counter(getattr(self, name)))
+        twin.thinking_ms = collections.defaultdict(float, self.thinking_ms)
+        return twin
+
+    def rating_games(self) -> Iterator[tuple[str, str, float]]:
+        """The fit's ``(seat 0 bot, seat 1 bot, seat 0 score)`` triples, one per game."""
+        for triple, games in self.scores.items():
+            for _ in range(games):
+                yield triple
+
+
 def compute_standings(
     results: Sequence[GameResult],
     bots: Sequence[str] | None = None,
@@ -178,28 +231,20 @@ def compute_standings(
     row; by default it is every bot seen in ``results``.
     """
     names = _check(results, bots)
-    wins = dict.fromkeys(names, 0)
-    losses = dict.fromkeys(names, 0)
-    draws = dict.fromkeys(names, 0)
-    forfeits = dict.fromkeys(names, 0)
-    errors = dict.fromkeys(names, 0)
-    decisions = dict.fromkeys(names, 0)
-    thinking_ms = dict.fromkeys(names, 0.0)
+    tally = Tally()
     for result in results:
-        for seat, bot in enumerate(result.seats):
-            if result.winner is None:
-                draws[bot] += 1
-            elif result.winner == seat:
-                wins[bot] += 1
-            else:
-                losses[bot] += 1
-            if result.forfeit_by == seat:
-                forfeits[bot] += 1
-            errors[bot] += result.fallbacks[seat]
-            decisions[bot] += result.decisions[seat]
-            thinking_ms[bot] += result.decision_ms[seat]
+        tally.add(result)
+    return standings_of(tally, names, prior_draws=prior_draws)
 
-    ratings = fit_ratings(names, rating_games(results), prior_draws=prior_draws)
+
+def standings_of(
+    tally: Tally, names: Sequence[str], *, prior_draws: float = DEFAULT_PRIOR_DRAWS
+) -> list[StandingsRow]:
+    """The standings of ``tally``'s games, one row per bot of ``names``, best first."""
+    wins, losses, draws = tally.wins, tally.losses, tally.draws
+    forfeits, errors = tally.forfeits, tally.errors
+    decisions, thinking_ms = tally.decisions, tally.thinking_ms
+    ratings = fit_ratings(names, tally.rating_games(), prior_draws=prior_draws)
 
     def sort_key(bot: str) -> tuple[float, float, str]:
         games = wins[bot] + losses[bot] + draws[bot]

@@ -52,7 +52,7 @@ def desk_data(arena: Arena, clock: GameClock) -> dict[str, Any]:
         "paused": arena.paused,
         "health": {
             "games_per_s": round(clock.rate(), 2),
-            "games": len(arena.results),
+            "games": arena.tally.games,
             "live": len(arena.live),
             "concurrency": arena.settings.concurrency,
             "connected": sum(1 for s in arena.referee.sessions.values() if s.is_open),

@@ -131,7 +131,7 @@ def leaderboard_counts(arena: Arena, rows: list[dict[str, Any]]) -> dict[str, An
         by_status[row["status"]] = by_status.get(row["status"], 0) + 1
     return {
         "games": arena.standings_games,
-        "pending": len(arena.results) - arena.standings_games,
+        "pending": arena.tally.games - arena.standings_games,
         "bots": len(rows),
         "by_status": dict(sorted(by_status.items())),
     }
@@ -141,7 +141,7 @@ def status(arena: Arena) -> dict[str, Any]:
     """The arena in numbers: games stored, decisions refereed since start-up, games in
     flight, bots connected (what ``bench arena`` reads)."""
     return {
-        "games": len(arena.results),
+        "games": arena.tally.games,
         "decisions_since_start": arena.decisions,
         "uptime_s": round(time.time() - arena.started_at, 3),
         "live": len(arena.live),
