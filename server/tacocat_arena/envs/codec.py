@@ -117,9 +117,9 @@ class ActionCodec:
     def _enumerate(
         self, kind: DecisionKind, hand: tuple[Card, ...], chosen: tuple[Answer, ...], limit: int
     ) -> tuple[int, ...]:
-        index = self._index
+        card_id = self._index.__getitem__
         if kind is DecisionKind.DUEL:
-            return tuple(index[v] for v in sorted(set(hand)))
+            return tuple(map(card_id, sorted(set(hand))))
         if kind is DecisionKind.ATTACK:
             # The next cards of the legal attacks (``legal_attacks`` lists each as a sorted
             # tuple) that begin with the cards chosen, and done if those make one.
@@ -127,20 +127,20 @@ class ActionCodec:
             size = len(chosen)
             nexts = sorted({a[size] for a in attacks if len(a) > size and a[:size] == chosen})
             done = (self.done,) if chosen in attacks else ()
-            return (*(index[v] for v in nexts), *done)
-        rest = list(hand)
-        for answer in chosen:
-            if answer is not None:
-                rest.remove(answer)
-        if kind is DecisionKind.DEFEND:  # ``limit`` is the attack card being answered (P4)
-            fitting = sorted({v for v in rest if v >= limit})
-            return (*(index[v] for v in fitting), self.sacrifice)
-        # REPLACE: ascending cards, at most ``limit`` (max_replace) of them (R1, R2).
-        if len(chosen) >= limit:
+            return (*map(card_id, nexts), *done)
+        if kind is DecisionKind.REPLACE and len(chosen) >= limit:  # R1, R2: no card more
             return (self.done,)
-        floor = chosen[-1] if chosen else None
-        fitting = sorted({v for v in rest if floor is None or v >= floor})
-        return (*(index[v] for v in fitting), self.done)
+        rest: tuple[Card, ...] | list[Card] = hand
+        if chosen:
+            rest = list(hand)
+            for answer in chosen:
+                if answer is not None:
+                    rest.remove(answer)
+        if kind is DecisionKind.DEFEND:  # ``limit`` is the attack card being answered (P4)
+            return (*map(card_id, sorted({v for v in rest if v >= limit})), self.sacrifice)
+        # REPLACE: ascending cards, at most ``limit`` (max_replace) of them.
+        floor = chosen[-1] if chosen else 0
+        return (*map(card_id, sorted({v for v in rest if v >= floor})), self.done)  # type: ignore[operator]
 
     def step(
         self,
