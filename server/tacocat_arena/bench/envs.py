@@ -273,7 +273,7 @@ def render_comparison(comparison: EnvsComparison) -> list[str]:
         f"this tree: {c.this}",
     ]
     if c.other is not None:
-        lines.append(f"against:   {c.other}, a worktree, rounds interleaved")
+        lines.append(f"against:   {c.other}, a worktree, loops taken in turns")
     lines.append(
         f"load average {_load(c.load_before)} before, {_load(c.load_after)} after, "
         f"on {os.cpu_count()} cores"
