@@ -234,3 +234,8 @@ def fetch(web: str, path: str, *, stream_s: float = 1.0, timeout: float = 10.0) 
         return head + response.read()
     finally:
         connection.close()
+
+
+def connected_sessions(arena: ArenaProcess) -> dict[str, str]:
+    """Bot name -> session id of every connected bot, from /api/connections."""
+    return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}

@@ -21,6 +21,7 @@ from arena_support import (
     ArenaProcess,
     BotProc,
     add_players,
+    connected_sessions,
     games_of,
     hidden_strings,
     start_arena,
@@ -32,22 +33,6 @@ from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixt
 from tacocat_arena.engine import replay
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def cleanup() -> object:
-    """Processes registered here are killed at the end of the test, whatever happened."""
-    started: list[BotProc | ArenaProcess] = []
-    yield started
-    for item in reversed(started):
-        if isinstance(item, BotProc):
-            item.kill()
-        else:
-            item.stop(signal.SIGKILL, timeout=10)
-
-
-def _connections(arena: ArenaProcess) -> dict[str, str]:
-    return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}
 
 
 def test_bots_join_at_different_times_leave_restart_and_a_wrong_token_is_shown(
@@ -84,13 +69,13 @@ def test_bots_join_at_different_times_leave_restart_and_a_wrong_token_is_shown(
     failures = arena.json("/api/connections")["failures"]
     assert any(f["bot"] == "ann" and "wrong token" in f["reason"] for f in failures), failures
     assert b"wrong token" in arena.get("/")
-    assert "ann" in _connections(arena)  # the real ann is still connected
+    assert "ann" in connected_sessions(arena)  # the real ann is still connected
 
     # A restarted bot replaces its old session; the old process is told and ends cleanly.
     old_ben = next(p for p in cleanup if isinstance(p, BotProc) and p.name == "ben")
-    old_session = _connections(arena)["ben"]
+    old_session = connected_sessions(arena)["ben"]
     bot("ben", seed=2)
-    wait_until(lambda: _connections(arena).get("ben") not in (None, old_session), 30,
+    wait_until(lambda: connected_sessions(arena).get("ben") not in (None, old_session), 30,
                "ben's new session")  # fmt: skip
     assert old_ben.process.wait(30) == 0, old_ben.output()
     ben_before = games_of(arena)["ben"]
@@ -102,7 +87,7 @@ def test_bots_join_at_different_times_leave_restart_and_a_wrong_token_is_shown(
         "a game of cat in flight",
     )  # fmt: skip
     cat.kill()
-    wait_until(lambda: "cat" not in _connections(arena), 30, "cat's disconnection")
+    wait_until(lambda: "cat" not in connected_sessions(arena), 30, "cat's disconnection")
     wait_until(lambda: not any(g["live"] for g in arena.json("/api/games?bot=cat")), 30,
                "cat's games in flight to be forfeited")  # fmt: skip
     others = {b: n for b, n in games_of(arena).items() if b != "cat"}
@@ -254,12 +239,12 @@ def test_bots_connect_over_tls(tmp_path: Path, cleanup: list) -> None:
         del os.environ["TACOCAT_ARENA_TLS_CA"]
     wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "games over TLS")
     # A plain-text client cannot talk to it (had it connected, it would replace ann's session).
-    session = _connections(arena)["ann"]
+    session = connected_sessions(arena)["ann"]
     plain = start_bot("ann", tokens["ann"], arena.address, tmp_path)
     cleanup.append(plain)
     time.sleep(3)
     plain.kill()
-    assert _connections(arena)["ann"] == session
+    assert connected_sessions(arena)["ann"] == session
 
 
 def test_the_leaderboard_in_a_browser_updates_when_a_game_finishes_without_a_reload(
@@ -336,7 +321,7 @@ def test_organizer_actions_need_the_organizer_token_and_take_effect_at_once(
     # Revoke: ben's session ends and its token no longer works; its games stay listed.
     assert _post(arena, "/api/players/ben/revoke", organizer)[0] == 200
     assert ben.process.wait(30) == 0
-    assert "ben" not in _connections(arena)
+    assert "ben" not in connected_sessions(arena)
     assert any(row["bot"] == "ben" and row["games"] >= 2 for row in arena.json("/api/leaderboard"))
     again = start_bot("ben", added["token"], arena.address, tmp_path)
     cleanup.append(again)

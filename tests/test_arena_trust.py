@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import stat
 import subprocess
@@ -20,8 +19,8 @@ import grpc
 import pytest
 from arena_support import (
     ArenaProcess,
-    BotProc,
     add_players,
+    connected_sessions,
     fetch,
     hidden_strings,
     start_arena,
@@ -36,18 +35,6 @@ from tacocat_arena.protocol.wire import PROTOCOL_VERSION
 from tacocat_arena.tournament.schedule import deal_seed
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def cleanup() -> object:
-    """Processes registered here are killed at the end of the test, whatever happened."""
-    started: list[BotProc | ArenaProcess] = []
-    yield started
-    for item in reversed(started):
-        if isinstance(item, BotProc):
-            item.kill()
-        else:
-            item.stop(signal.SIGKILL, timeout=10)
 
 
 def _everything_served(
@@ -212,10 +199,6 @@ def _stored_games_of(folder: Path, name: str) -> int:
         return int(db.execute(query, (name, name)).fetchone()[0])
 
 
-def _connected(arena: ArenaProcess) -> dict[str, str]:
-    return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}
-
-
 def test_revoke_then_add_within_a_tenth_of_a_second_ends_the_old_session_at_once(
     tmp_path: Path, cleanup: list
 ) -> None:
@@ -243,12 +226,12 @@ def test_revoke_then_add_within_a_tenth_of_a_second_ends_the_old_session_at_once
         cleanup.append(bob)
         played = _stored_games_of(folder, "bob")
         wait_until(lambda: _stored_games_of(folder, "bob") >= played + 4, 60, "bob's games")  # noqa: B023
-        old_session = _connected(arena)["bob"]
+        old_session = connected_sessions(arena)["bob"]
         took_s, new_token = race()
         assert took_s is None or float(took_s) < 0.1, took_s
         # The old session is ended (its games in flight forfeited) and plays nothing more.
         assert bob.process.wait(10) == 0, bob.output()
-        assert _connected(arena).get("bob") != old_session
+        assert connected_sessions(arena).get("bob") != old_session
         settled = _stored_games_of(folder, "bob")
         time.sleep(2.0)
         assert _stored_games_of(folder, "bob") == settled
