@@ -188,23 +188,29 @@ def add_players(folder: Path, *names: str) -> dict[str, str]:
     return tokens
 
 
-def hidden_strings(record: dict[str, Any]) -> set[str]:
-    """Every hidden group of cards of a record, as a page or JSON could print it."""
-    groups: list[tuple[int, ...]] = []
+def hidden_groups(record: dict[str, Any]) -> set[tuple[int, ...]]:
+    """Every hidden group of cards of a record (each deal's hands and draw pile), of 5+."""
+    groups: set[tuple[int, ...]] = set()
     for event in record["events"]:
         if event["type"] == "deal":
-            groups.extend(tuple(hand) for hand in event["hands"])
-            groups.append(tuple(event["draw_pile"]))
-    found = set()
-    for group in groups:
-        if len(group) >= 5:
-            found |= {
-                json.dumps(list(group)),
-                json.dumps(list(group), separators=(",", ":")),
-                " ".join(map(str, group)),
-                "\n".join(map(str, group)),
-            }
-    return found
+            groups.update(tuple(hand) for hand in event["hands"])
+            groups.add(tuple(event["draw_pile"]))
+    return {group for group in groups if len(group) >= 5}
+
+
+def group_texts(group: tuple[int, ...]) -> set[str]:
+    """A group of cards as a page or JSON could print it."""
+    return {
+        json.dumps(list(group)),
+        json.dumps(list(group), separators=(",", ":")),
+        " ".join(map(str, group)),
+        "\n".join(map(str, group)),
+    }
+
+
+def hidden_strings(record: dict[str, Any]) -> set[str]:
+    """Every hidden group of cards of a record, as a page or JSON could print it."""
+    return {text for group in hidden_groups(record) for text in group_texts(group)}
 
 
 def fetch(web: str, path: str, *, stream_s: float = 1.0, timeout: float = 10.0) -> bytes:
