@@ -127,6 +127,10 @@ class TournamentConfig:
             raise ConfigError(
                 f"max_restarts: must be >= 0, got {self.max_restarts}", key="max_restarts"
             )
+        if self.log_limit_kib < 4:
+            raise ConfigError(
+                f"log_limit_kib: must be >= 4, got {self.log_limit_kib}", key="log_limit_kib"
+            )
         self._check_format(names)
 
     def _check_format(self, names: Sequence[str]) -> None:
@@ -145,10 +149,6 @@ class TournamentConfig:
     def gauntlet_name(self) -> str:
         """The bot that plays everyone in a gauntlet: ``gauntlet_bot`` or the first bot."""
         return self.gauntlet_bot or self.bots[0].name
-        if self.log_limit_kib < 4:
-            raise ConfigError(
-                f"log_limit_kib: must be >= 4, got {self.log_limit_kib}", key="log_limit_kib"
-            )
 
     @property
     def referee_settings(self) -> RefereeSettings:
