@@ -203,6 +203,8 @@ def test_no_config_is_the_demo() -> None:
         ("concurrency = 0\n" + TWO_BOTS, "concurrency: must be >= 1"),
         ("seed = -1\n" + TWO_BOTS, "seed: must be an integer in [0, 2**63)"),
         ("max_restarts = -1\n" + TWO_BOTS, "max_restarts: must be >= 0"),
+        ("log_limit_kib = 0\n" + TWO_BOTS, "log_limit_kib: must be >= 4, got 0"),
+        ("log_limit_kib = 3\n" + TWO_BOTS, "log_limit_kib: must be >= 4, got 3"),
         ("failure_policy = 'retry'\n" + TWO_BOTS, "failure_policy 'retry' must be"),
         ("speed = 3\n" + TWO_BOTS, "unknown key 'speed'"),
         ("games = \n" + TWO_BOTS, "is not valid TOML"),
@@ -265,6 +267,22 @@ def test_bot_commands_become_argument_lists(tmp_path: Path) -> None:
         "--level",
         "3",
     ]
+
+
+def test_a_sandboxed_launch_without_its_socket_is_refused(tmp_path: Path) -> None:
+    """Not an assert (gone under ``python -O``): without its socket a sandboxed bot would be
+    handed the TCP address, a way out of the sandbox."""
+
+    def launch(mode: SandboxMode, socket_path: Path | None = None) -> Launch:
+        log = tmp_path / "b.log"
+        return Launch("b", "t", log, tmp_path, mode, Limits(), "127.0.0.1:1", socket_path)
+
+    with pytest.raises(ValueError, match="needs its Unix socket"):
+        launch(SandboxMode.BWRAP)
+    with pytest.raises(ValueError, match="resolve the sandbox mode"):
+        launch(SandboxMode.AUTO)
+    sandboxed = launch(SandboxMode.BWRAP, tmp_path / "b.sock")
+    assert sandboxed.socket_path == tmp_path / "b.sock"
 
 
 def test_fingerprint_covers_what_decides_the_games() -> None:
