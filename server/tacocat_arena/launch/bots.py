@@ -72,6 +72,14 @@ class Launch:
     #: Debug mode: the bot shares this terminal (stdin too, for breakpoints), no log.
     echo: bool = False
 
+    def __post_init__(self) -> None:
+        # Explicit, not an assert: a sandboxed bot without its own socket would be given the
+        # TCP address, a way out of the sandbox, and ``python -O`` drops asserts.
+        if self.mode is SandboxMode.BWRAP and self.socket_path is None:
+            raise ValueError(f"bot {self.identity!r}: a sandboxed launch needs its Unix socket")
+        if self.mode is SandboxMode.AUTO:
+            raise ValueError(f"bot {self.identity!r}: resolve the sandbox mode before launching")
+
 
 class CappedLog:
     """A log file kept to about ``limit`` bytes: when it grows past it, the older half is
@@ -166,9 +174,15 @@ class BotProcess:
             arena["TACOCAT_ARENA_ADDRESS"] = launch.tcp_address
             env = {**os.environ, **dict(self.spec.env), **arena}
             return argv, env, launch.cwd
-        assert launch.socket_path is not None, "a sandboxed bot needs its socket"
+        socket_path = launch.socket_path
+        if socket_path is None:  # Launch refuses it; checked again where it is relied on
+            raise BotStartError(f"bot {self.spec.name!r}: a sandboxed bot needs its socket")
         bwrap = sandbox.bwrap_path()
-        assert bwrap is not None, "resolve_mode() checked that bwrap works"
+        if bwrap is None:  # resolve_mode checked it at the start; bwrap has gone since
+            raise BotStartError(
+                f"bot {self.spec.name!r}: bubblewrap no longer works here; "
+                "the bot is not started unconfined"
+            )
         arena["TACOCAT_ARENA_ADDRESS"] = f"unix:{sandbox.SOCKET_IN_SANDBOX}"
         # A program named by its absolute path (a compiled bot built elsewhere) is mounted
         # read-only where it is, alone: the folder it lies in stays out of sight.
@@ -181,7 +195,7 @@ class BotProcess:
             bwrap=bwrap,
             bot_dir=launch.cwd,
             writable_dir=self.spec.writable_dir,
-            socket=launch.socket_path,
+            socket=socket_path,
             hide=launch.hide,
             extra_code=extra,
             tmpfs_mib=launch.limits.memory_mib,
@@ -226,7 +240,8 @@ class BotProcess:
         self._watch = asyncio.create_task(self._on_exit(self.process))
 
     async def _copy_output(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None
+        if process.stdout is None:  # started with echo: nothing to copy
+            return
         while chunk := await process.stdout.read(65536):
             self.log.write(chunk)
 
@@ -261,7 +276,8 @@ class BotProcess:
 
     async def wait_connected(self, referee: Referee, timeout: float) -> None:
         """Wait for the bot's session; BotStartError if it exits or times out first."""
-        assert self.process is not None, "start() first"
+        if self.process is None:
+            raise BotStartError(f"bot {self.spec.name!r}: wait_connected() before start()")
         connected = asyncio.ensure_future(referee.wait_for_session(self.name, timeout))
         exited = asyncio.ensure_future(self.process.wait())
         try:
