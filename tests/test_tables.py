@@ -18,7 +18,6 @@ from tacocat_arena.report.tables import (
     render_crosstable,
     render_standings,
     write_crosstable_csv,
-    write_report_md,
     write_results_json,
     write_standings_csv,
 )
@@ -356,43 +355,6 @@ def test_results_json(
     assert "alpha" not in document["crosstable"]["cells"]["alpha"]
 
 
-def test_report_md(
-    tmp_path: Path, rows: list[StandingsRow], cross: dict[str, dict[str, CrossCell]]
-) -> None:
-    path = tmp_path / "report.md"
-    odd = [*RESULTS, game("g7", "pipe|bot", "alpha", 0)]
-    odd_rows = compute_standings(odd)
-    write_report_md(
-        path,
-        odd_rows,
-        compute_crosstable(odd),
-        {"tournament seed": 42, "games": len(odd), "bots": len(odd_rows)},
-        title="Spring cup",
-    )
-    text = path.read_text(encoding="utf-8")
-    assert text.startswith("# Spring cup\n")
-    assert "- **tournament seed**: 42" in text
-    assert "## Standings" in text and "## Crosstable" in text and "## Rating method" in text
-    assert "[docs/ratings.md](docs/ratings.md)" in text
-    assert "pipe\\|bot" in text and "| pipe|bot" not in text
-    table_lines = [line for line in text.splitlines() if line.startswith("|")]
-    # standings: header + rule + 4 bots; crosstable: header + rule + 4 bots
-    assert len(table_lines) == 12
-    assert all(line.count("|") - line.count("\\|") == 13 for line in table_lines[:6])
-    alpha_line = next(line for line in table_lines[6:] if "alpha" in line)
-    assert "1-0-1 (1.5)" in alpha_line
-
-
-def test_report_md_without_prior(
-    tmp_path: Path, rows: list[StandingsRow], cross: dict[str, dict[str, CrossCell]]
-) -> None:
-    path = tmp_path / "report.md"
-    write_report_md(path, rows, cross, {}, prior_draws=0, ratings_doc="../docs/ratings.md")
-    text = path.read_text(encoding="utf-8")
-    assert "no prior" in text
-    assert "(../docs/ratings.md)" in text
-
-
 def test_rich_tables(rows: list[StandingsRow], cross: dict[str, dict[str, CrossCell]]) -> None:
     console = Console(record=True, width=200, color_system=None)
     console.print(render_standings(rows))
@@ -464,10 +426,3 @@ def test_unequal_games_rank_by_points_per_game_not_raw_points() -> None:
         ("busy", 8, 5.0),
     ]
     assert rows[-1].bot == "absent" and rows[-1].games == 0
-
-
-def test_the_report_of_an_interrupted_tournament_says_it_is_partial(tmp_path: Path) -> None:
-    rows = compute_standings(RESULTS, BOTS)
-    metadata = {"complete": False, "games_played": 6, "games_planned": 30}
-    write_report_md(tmp_path / "r.md", rows, compute_crosstable(RESULTS, BOTS), metadata)
-    assert "**Partial**: 6 of 30 planned games were played" in (tmp_path / "r.md").read_text()

@@ -16,7 +16,6 @@ from typing import Final, TextIO
 
 from rich.table import Table
 
-from tacocat_arena.stats.ratings import DEFAULT_PRIOR_DRAWS
 from tacocat_arena.stats.tables import CrossCell, Crosstable, StandingsRow
 
 STANDINGS_COLUMNS: Final[tuple[str, ...]] = (
@@ -152,92 +151,6 @@ _MD_HEADERS = "Rank Bot Games W L D Score Elo ±95% Forfeits Errors ms/decision"
 _TERMINAL_HEADERS = "# Bot Games W L D Score Elo ±95% Forf Err ms/dec".split()
 
 
-def write_report_md(
-    path: PathLike,
-    rows: Sequence[StandingsRow],
-    cross: Crosstable,
-    metadata: Mapping[str, object],
-    *,
-    title: str = "Tacocat Arena tournament report",
-    prior_draws: float = DEFAULT_PRIOR_DRAWS,
-    ratings_doc: str = RATINGS_DOC,
-) -> None:
-    """Write a human-readable Markdown report.
-
-    The crosstable follows the standings order and labels its columns by row
-    number, which keeps it narrow with long bot names. Pass the ``prior_draws``
-    that the standings were computed with, so the method note is accurate.
-    ``ratings_doc`` is the link target for the rating method, relative to where
-    the report is read.
-    """
-    lines = [f"# {_md(title)}", ""]
-    if metadata:
-        lines += [f"- **{_md(str(key))}**: {_md(str(value))}" for key, value in metadata.items()]
-        lines.append("")
-
-    lines += ["## Standings", ""]
-    if metadata.get("complete") is False:
-        lines += [
-            f"**Partial**: {metadata.get('games_played', '?')} of "
-            f"{metadata.get('games_planned', '?')} planned games were played. Bots are ranked "
-            "by points per game, since they have not played as many games.",
-            "",
-        ]
-    lines += _md_table(
-        list(_MD_HEADERS),
-        [
-            [
-                str(row.rank),
-                _md(row.bot),
-                str(row.games),
-                str(row.wins),
-                str(row.losses),
-                str(row.draws),
-                _points(row.score),
-                _fixed(row.elo, 0),
-                _fixed(row.elo_err, 0) or "—",
-                str(row.forfeits),
-                str(row.errors),
-                _fixed(row.mean_decision_ms, 1) or "—",
-            ]
-            for row in rows
-        ],
-    )
-
-    order = [row.bot for row in rows]
-    lines += ["", "## Crosstable", ""]
-    lines.append("Row bot's result against column bot as wins-losses-draws (points).")
-    lines.append("")
-    lines += _md_table(
-        ["#", "Bot", *(str(i) for i in range(1, len(order) + 1))],
-        [
-            [str(i), _md(a), *(_cell_text(a, b, cross) or "—" for b in order)]
-            for i, a in enumerate(order, start=1)
-        ],
-    )
-
-    prior = (
-        "no prior (plain maximum likelihood)"
-        if prior_draws == 0
-        else f"a prior of {prior_draws:g} virtual draw(s) per bot against a 0-rated opponent"
-    )
-    lines += [
-        "",
-        "## Rating method",
-        "",
-        (
-            "Elo is a maximum-likelihood Bradley-Terry fit over all games, seat-agnostic, "
-            f"with draws counted as half a win for each side and {prior}. Ratings are "
-            "anchored so that their mean is 0; ± is the 95% interval of each rating "
-            "(1.96 standard errors from the Fisher information). "
-            f"Details: [{ratings_doc}]({ratings_doc})."
-        ),
-        "",
-    ]
-    with _open_for_writing(path) as handle:
-        handle.write("\n".join(lines))
-
-
 def render_standings(rows: Sequence[StandingsRow], *, title: str | None = "Standings") -> Table:
     """The standings as a rich table for the terminal, with a legend of its short headers."""
     table = Table(title=title, caption=STANDINGS_LEGEND, caption_justify="left")
@@ -295,17 +208,6 @@ def _fixed(value: float | None, digits: int) -> str:
     if value is None:
         return ""
     return f"{round(value, digits) + 0.0:.{digits}f}"
-
-
-def _md(text: str) -> str:
-    """Escape text for a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cells) + " |" for cells in body]
-    return lines
 
 
 def _open_for_writing(path: PathLike) -> TextIO:
