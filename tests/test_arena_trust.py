@@ -118,8 +118,8 @@ def test_nothing_of_a_pairs_first_game_is_served_while_its_twin_is_live(
         # arena's seed alone (run's scheme without the secret) predicts nothing.
         deal = game["deal"]
         pairing = tuple(deal["pairing"])
-        assert deal_seed(deal["arena_seed"], pairing, deal["deal"], deal["secret"]) == seed
-        assert deal_seed(deal["arena_seed"], pairing, deal["deal"]) != seed
+        assert deal_seed(deal["arena_seed"], pairing, deal["deal"], secret=deal["secret"]) == seed
+        assert deal_seed(deal["arena_seed"], pairing, deal["deal"], secret="") != seed
 
 
 def _other_user_reads(path: Path) -> str:

@@ -32,7 +32,7 @@ TINY = REPO_ROOT / "tests" / "tournament_bots" / "tiny_bot.py"
 
 
 def test_a_batch_holds_whole_duplicate_pairs_of_one_pairing() -> None:
-    plan = round_robin(["a", "b", "c"], 10, 4)
+    plan = round_robin(["a", "b", "c"], 10, 4, secret="")
     batches = make_batches(plan, pairs_per_batch=2)
     assert sorted(g.game_id for b in batches for g in b.games) == sorted(g.game_id for g in plan)
     for batch in batches:
@@ -154,7 +154,7 @@ def test_a_killed_dask_worker_loses_no_game_and_records_none_twice(
     lines = (out / "games.jsonl").read_text().splitlines()
     ids = [json.loads(line)["id"] for line in lines]
     assert len(ids) == 3 * 20 == len(set(ids))
-    planned = {g.game_id for g in round_robin(["a", "b", "c"], 20, 5)}
+    planned = {g.game_id for g in round_robin(["a", "b", "c"], 20, 5, secret="")}
     assert set(ids) == planned
     assert_verifies(out)  # each planned game once, with its planned deal
 

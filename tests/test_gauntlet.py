@@ -18,7 +18,7 @@ BOTS = ["new", "a", "b", "c"]
 
 
 def test_the_gauntlet_bot_meets_every_other_and_the_others_never_meet() -> None:
-    plan = gauntlet("b", BOTS, 6, 7)
+    plan = gauntlet("b", BOTS, 6, 7, secret="")
     meetings = Counter(frozenset(game.seats) for game in plan)
     assert meetings == {frozenset({"b", other}): 6 for other in ("new", "a", "c")}
     for other in ("new", "a", "c"):  # each deal twice, seats swapped, one after the other
@@ -28,8 +28,8 @@ def test_the_gauntlet_bot_meets_every_other_and_the_others_never_meet() -> None:
 
 
 def test_a_gauntlet_deals_what_the_round_robin_deals_its_bot() -> None:
-    robin = round_robin(BOTS, 4, 3)
-    assert gauntlet("new", BOTS, 4, 3) == [game for game in robin if "new" in game.seats]
+    robin = round_robin(BOTS, 4, 3, secret="")
+    assert gauntlet("new", BOTS, 4, 3, secret="") == [game for game in robin if "new" in game.seats]
 
 
 def test_format_gauntlet_in_a_config_plays_the_first_bot_by_default(tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ def test_format_gauntlet_in_a_config_plays_the_first_bot_by_default(tmp_path: Pa
     )
     config = load_config(path, {}, [])
     assert config.format is TournamentFormat.GAUNTLET and config.gauntlet_name == "new"
-    assert {frozenset(game.seats) for game in plan_for(config)} == {
+    assert {frozenset(game.seats) for game in plan_for(config, secret="")} == {
         frozenset({"new", other}) for other in ("a", "b", "c")
     }
     flagged = load_config(
@@ -55,7 +55,9 @@ def test_a_round_robin_keeps_its_fingerprint_and_its_plan(tmp_path: Path) -> Non
     config = load_config(None, {}, [])
     assert config.format is TournamentFormat.ROUND_ROBIN
     names = [bot.name for bot in config.bots]
-    assert plan_for(config) == round_robin(names, config.games_per_pairing, config.seed)
+    assert plan_for(config, secret="") == round_robin(
+        names, config.games_per_pairing, config.seed, secret=""
+    )
     assert "gauntlet" not in config.describe() and "format" not in config.describe()
 
 

@@ -113,7 +113,7 @@ def check_deals_need_the_secret(folder: Path, out: Path, log: Path) -> None:
     assert "predicted" not in found and len(found["mispredicted"]) >= 2
     secret = json.loads((out / "results.json").read_text())["metadata"]["deal_secret"]
     config = load_config(folder / "tournament.toml", {}, [])
-    seeds = {game.game_id: game.seed for game in plan_for(config, secret)}
+    seeds = {game.game_id: game.seed for game in plan_for(config, secret=secret)}
     hands = deals_as_logged(log)
     assert len(hands) == len(found["mispredicted"])
     for (game_id, seat), hand in hands.items():

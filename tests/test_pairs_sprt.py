@@ -213,7 +213,7 @@ def test_pairs_are_games_of_one_deal_with_the_seats_swapped() -> None:
 
 
 def test_pairs_count_in_plan_order_whatever_order_they_finish_in() -> None:
-    plan = round_robin(["a", "b"], 6, 1)
+    plan = round_robin(["a", "b"], 6, 1, secret="")
     collector = PairsInPlanOrder(plan, "a")
 
     def finish(game_index: int, a_wins: bool) -> list[int]:

@@ -19,8 +19,8 @@ from tacocat_arena.launch.bots import CappedLog, describe_exit
 from tacocat_arena.launch.sandbox import Limits, SandboxMode
 from tacocat_arena.referee import peers
 from tacocat_arena.referee.peers import PeerCheck, descendants
-from tacocat_arena.tournament.config import ConfigError, load_config
-from tacocat_arena.tournament.schedule import round_robin
+from tacocat_arena.tournament.config import BotSpec, ConfigError, TournamentConfig, load_config
+from tacocat_arena.tournament.schedule import plan_for, round_robin, tournament_plan
 from tacocat_arena.tournament.storage import TournamentStore
 
 linux_only = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
@@ -391,11 +391,23 @@ def test_the_deal_secret_is_drawn_once_and_kept_for_resume(tmp_path: Path) -> No
     again.close()
 
 
+def test_a_tournament_is_planned_with_its_stores_secret(tmp_path: Path) -> None:
+    """``tournament_plan`` is the one place a run, its workers and its progress plan: with
+    the store's secret, never the config's seed alone."""
+    config = TournamentConfig((BotSpec("a", "builtin:random"), BotSpec("b", "builtin:greedy")))
+    store = TournamentStore(tmp_path)
+    store.claim(config.fingerprint(), resume=False)
+    plan = tournament_plan(config, store)
+    assert plan == plan_for(config, secret=store.deal_secret())
+    assert {g.seed for g in plan}.isdisjoint(g.seed for g in plan_for(config, secret=""))
+    store.close()
+
+
 def test_the_secret_changes_every_deal_and_only_the_deals() -> None:
     bots = ["a", "b", "c"]
-    plain = round_robin(bots, 4, 7)
-    secret = round_robin(bots, 4, 7, "0123456789abcdef0123456789abcdef")
-    other = round_robin(bots, 4, 7, "fedcba9876543210fedcba9876543210")
+    plain = round_robin(bots, 4, 7, secret="")
+    secret = round_robin(bots, 4, 7, secret="0123456789abcdef0123456789abcdef")
+    other = round_robin(bots, 4, 7, secret="fedcba9876543210fedcba9876543210")
     assert [(g.game_id, g.seats, g.twin) for g in plain] == [
         (g.game_id, g.seats, g.twin) for g in secret
     ]

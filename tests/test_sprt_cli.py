@@ -82,7 +82,7 @@ def test_exit_codes_do_not_collide_with_click_or_an_interrupt() -> None:
 
 
 def test_the_monitor_counts_pairs_in_plan_order_and_stops_on_a_decision() -> None:
-    plan = round_robin(["new", "old"], 200, 5)
+    plan = round_robin(["new", "old"], 200, 5, secret="")
     monitor = MatchMonitor(plan, "new", "old", Sprt(0, 20))
     assert monitor.progress_text() == "new 0-0 old, Elo ?, LLR 0.00 (-2.94, 2.94)"
     # new wins every game; games arrive two pairs at a time, the later pair first.

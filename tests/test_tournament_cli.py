@@ -163,9 +163,9 @@ def check_complete_outputs(
     once the tournament is complete: anyone can verify them afterwards."""
     secret = json.loads((out / "results.json").read_text())["metadata"]["deal_secret"]
     assert len(secret) == 32
-    plan = round_robin(bots, games_per_pairing, seed, secret)
+    plan = round_robin(bots, games_per_pairing, seed, secret=secret)
     assert {g.seed for g in plan}.isdisjoint(
-        g.seed for g in round_robin(bots, games_per_pairing, seed)
+        g.seed for g in round_robin(bots, games_per_pairing, seed, secret="")
     )
     pairings = len(bots) * (len(bots) - 1) // 2
     games = read_games(out)
@@ -325,7 +325,7 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
     config = write_config(tmp_path, bots, games=40, seed=11, concurrency=2, out="out")
     out = tmp_path / "out"
     cwd = elsewhere(tmp_path)
-    plan = round_robin(list(bots), 40, 11)
+    plan = round_robin(list(bots), 40, 11, secret="")
 
     cli = subprocess.Popen(
         cli_argv(config, "--quiet"),

@@ -32,7 +32,7 @@ BOTS = ["alpha", "beta", "gamma", "delta"]
 # -- schedule ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("games", [2, 4, 10])
 def test_every_pair_meets_games_per_pairing_times(games: int) -> None:
-    plan = round_robin(BOTS, games, 5)
+    plan = round_robin(BOTS, games, 5, secret="")
     pairs = Counter(frozenset(game.seats) for game in plan)
     assert set(pairs) == {frozenset(p) for p in itertools.combinations(BOTS, 2)}
     assert all(count == games for count in pairs.values())
@@ -41,7 +41,7 @@ def test_every_pair_meets_games_per_pairing_times(games: int) -> None:
 
 
 def test_each_deal_is_played_twice_with_seats_swapped_one_after_the_other() -> None:
-    plan = round_robin(BOTS, 6, 5)
+    plan = round_robin(BOTS, 6, 5, secret="")
     by_seed: dict[int, list] = {}
     for game in plan:
         by_seed.setdefault(game.seed, []).append(game)
@@ -57,17 +57,21 @@ def test_each_deal_is_played_twice_with_seats_swapped_one_after_the_other() -> N
 
 
 def test_plan_is_deterministic_and_the_seed_changes_every_deal() -> None:
-    assert round_robin(BOTS, 4, 5) == round_robin(BOTS, 4, 5)
-    one = {game.seed for game in round_robin(BOTS, 4, 5)}
-    other = {game.seed for game in round_robin(BOTS, 4, 6)}
+    assert round_robin(BOTS, 4, 5, secret="") == round_robin(BOTS, 4, 5, secret="")
+    one = {game.seed for game in round_robin(BOTS, 4, 5, secret="")}
+    other = {game.seed for game in round_robin(BOTS, 4, 6, secret="")}
     assert not one & other
-    assert deal_seed(5, ("alpha", "beta"), 0) != deal_seed(5, ("alpha", "beta"), 1)
-    assert deal_seed(5, ("alpha", "beta"), 0) != deal_seed(5, ("alpha", "gamma"), 0)
-    assert all(0 <= game.seed < 2**64 for game in round_robin(BOTS, 10, 5))
+    assert deal_seed(5, ("alpha", "beta"), 0, secret="") != deal_seed(
+        5, ("alpha", "beta"), 1, secret=""
+    )
+    assert deal_seed(5, ("alpha", "beta"), 0, secret="") != deal_seed(
+        5, ("alpha", "gamma"), 0, secret=""
+    )
+    assert all(0 <= game.seed < 2**64 for game in round_robin(BOTS, 10, 5, secret=""))
 
 
 def test_plan_is_ordered_deal_by_deal_and_balances_seats() -> None:
-    plan = round_robin(BOTS, 4, 5)
+    plan = round_robin(BOTS, 4, 5, secret="")
     assert [game.deal for game in plan] == sorted(game.deal for game in plan)
     assert [game.deal for game in plan[:12]] == [0] * 12
     seat0 = Counter(game.seats[0] for game in plan)
@@ -87,7 +91,7 @@ def test_bot_names_that_would_share_game_ids_are_refused() -> None:
 
 def test_odd_games_per_pairing_is_not_a_plan() -> None:
     with pytest.raises(ValueError, match="even"):
-        round_robin(BOTS, 3, 1)
+        round_robin(BOTS, 3, 1, secret="")
 
 
 # -- config ------------------------------------------------------------------------------------

@@ -397,7 +397,7 @@ def predicted(seed: int, game_id: str, seat: int) -> list[list[int]]:
     a, b = names.split("-")
     index = int(deal[1:])
     return [
-        sorted(Game(DEFAULT_RULESET, deal_seed(seed, pairing, index)).hands[seat])
+        sorted(Game(DEFAULT_RULESET, deal_seed(seed, pairing, index, secret="")).hands[seat])
         for pairing in ((a, b), (b, a))
     ]
 

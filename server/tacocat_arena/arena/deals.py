@@ -1,6 +1,6 @@
 """The arena's deals: ``run``'s seed scheme, with secrets that can be published one at a time.
 
-Every deal seed is ``schedule.deal_seed(arena seed, pairing, deal, secret)``, the function
+Every deal seed is ``schedule.deal_seed(arena seed, pairing, deal, secret=secret)``, the function
 ``run`` deals with.  The arena's secret (``meta.deal_secret``, drawn from ``secrets`` when the
 store is created, in a file only the server's user can read) never leaves the server; each
 deal is dealt with a secret derived from it for that deal alone (``pair_secret``), so
@@ -39,4 +39,4 @@ def event_secret(secret: str, event: str) -> str:
 
 def ladder_seed(arena_seed: int, secret: str, event: str, seats: tuple[str, str], pair: int) -> int:
     """The deal seed of ladder pair ``pair`` between ``seats`` (either order)."""
-    return deal_seed(arena_seed, pair_key(*seats), pair, pair_secret(secret, event, pair))
+    return deal_seed(arena_seed, pair_key(*seats), pair, secret=pair_secret(secret, event, pair))

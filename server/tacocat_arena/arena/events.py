@@ -120,7 +120,7 @@ def _plan(
     plan = []
     for index, name in enumerate(entrants):
         for other in entrants[:index]:
-            for game in round_robin([other, name], settings.games_per_pairing, seed, secret):
+            for game in round_robin([other, name], settings.games_per_pairing, seed, secret=secret):
                 plan.append(
                     PlannedGame(f"{settings.name}:{game.game_id}", game.seats, game.seed, game.deal)
                 )

@@ -54,7 +54,7 @@ from tacocat_arena.tournament.executors import (
 )
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
-from tacocat_arena.tournament.schedule import plan_for
+from tacocat_arena.tournament.schedule import tournament_plan
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.verify import (
     GameEntry,
@@ -146,7 +146,7 @@ def run_command(
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
         done = store.count()
-        planned = len(plan_for(config))
+        planned = len(tournament_plan(config, store))
         tables = write_outputs(config, store, complete=False, planned=planned)
         store.close()
         if done:
@@ -197,7 +197,7 @@ def _match_monitor(
             raise click.ClickException("--sprt compares two bots; this tournament has more")
         return None
     a, b = (bot.name for bot in config.bots)
-    monitor = MatchMonitor(plan_for(config, store.deal_secret()), a, b, sprt)
+    monitor = MatchMonitor(tournament_plan(config, store), a, b, sprt)
     for result in store.results():
         monitor.add(result)
     return monitor

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
-from tacocat_arena.tournament.schedule import PlannedGame, plan_for
+from tacocat_arena.tournament.schedule import PlannedGame, tournament_plan
 from tacocat_arena.tournament.storage import TournamentStore
 
 #: One finished game as a worker returns it: result, detail and full record.
@@ -211,7 +211,7 @@ def run_on_workers(
 ) -> TournamentRun:
     """Play every planned game missing from ``store`` on ``executor``, batch by batch,
     committing each returned game once (a batch played twice returns its games twice)."""
-    plan = plan_for(config, store.deal_secret())
+    plan = tournament_plan(config, store)
     saved = store.finished_ids()
     todo = [game for game in plan if game.game_id not in saved]
     on_start(len(plan), len(plan) - len(todo))

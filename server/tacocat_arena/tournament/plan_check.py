@@ -99,7 +99,7 @@ def check_plan(folder: Path, games: Sequence[Played]) -> PlanCheck:
                 f"the {metadata.get('fingerprint')!r} it states",
             )
         )
-    plan = plan_for(config, secret)
+    plan = plan_for(config, secret=secret)
     for key, value in (("games_planned", len(plan)), ("games_played", len(games))):
         if metadata.get(key) != value:
             found.append(

@@ -34,7 +34,7 @@ from tacocat_arena.referee import GameReport, Referee, start_server
 from tacocat_arena.referee.peers import PeerCheck
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
-from tacocat_arena.tournament.schedule import PlannedGame, plan_for
+from tacocat_arena.tournament.schedule import PlannedGame, tournament_plan
 from tacocat_arena.tournament.storage import TournamentStore
 
 ProgressCallback = Callable[[GameResult, int, int], None]
@@ -91,7 +91,7 @@ async def run_tournament(
     sandbox each bot runs in, which limits are in force, and any warning about them.
     """
     # A worker plays the batch it was given (tournament.executors); a run plans it all.
-    plan = list(plan) if plan is not None else plan_for(config, store.deal_secret())
+    plan = list(plan) if plan is not None else tournament_plan(config, store)
     finished = store.finished_ids()
     todo = [game for game in plan if game.game_id not in finished]
     on_start(len(plan), len(plan) - len(todo))

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
+from tacocat_arena.tournament.storage import TournamentStore
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,10 @@ class PlannedGame:
     twin: bool = False
 
 
-def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int, secret: str = "") -> int:
-    """The engine seed of one deal of one pairing (names in plan order).  Without a
-    ``secret`` (plans for tests and tools) the config seed alone decides it."""
+def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int, *, secret: str) -> int:
+    """The engine seed of one deal of one pairing (names in plan order).  ``secret`` is
+    required, so a predictable deal is never the silent default: with ``secret=""`` (plans
+    for tests and tools, said outright) the config seed alone decides it."""
     prefix = f"tacocat-arena:{secret}:" if secret else "tacocat-arena:"
     key = f"{prefix}{tournament_seed}:{pairing[0]}:{pairing[1]}:{deal}"
     digest = hashlib.sha256(key.encode()).digest()
@@ -45,7 +47,7 @@ def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int, secret:
 
 
 def round_robin(
-    bots: Sequence[str], games_per_pairing: int, tournament_seed: int, secret: str = ""
+    bots: Sequence[str], games_per_pairing: int, tournament_seed: int, *, secret: str
 ) -> list[PlannedGame]:
     """The whole plan, in playing order."""
     if games_per_pairing % 2:
@@ -54,7 +56,7 @@ def round_robin(
     plan: list[PlannedGame] = []
     for deal in range(games_per_pairing // 2):
         for index, (first, second) in enumerate(pairs):
-            seed = deal_seed(tournament_seed, (first, second), deal, secret)
+            seed = deal_seed(tournament_seed, (first, second), deal, secret=secret)
             # Alternate who sits in seat 0 first, so neither bot always opens a deal.
             a, b = (first, second) if (deal + index) % 2 == 0 else (second, first)
             plan.append(PlannedGame(f"{a}-{b}-d{deal}", (a, b), seed, deal))
@@ -67,7 +69,8 @@ def gauntlet(
     bots: Sequence[str],
     games_per_pairing: int,
     tournament_seed: int,
-    secret: str = "",
+    *,
+    secret: str,
 ) -> list[PlannedGame]:
     """The gauntlet plan: ``champion`` against each other bot, the others never meet.
 
@@ -77,14 +80,21 @@ def gauntlet(
     if champion not in bots:
         raise ValueError(f"the gauntlet's bot {champion!r} is not among the bots")
     order = [champion, *(bot for bot in bots if bot != champion)]
-    plan = round_robin(order, games_per_pairing, tournament_seed, secret)
+    plan = round_robin(order, games_per_pairing, tournament_seed, secret=secret)
     return [game for game in plan if champion in game.seats]
 
 
-def plan_for(config: TournamentConfig, secret: str = "") -> list[PlannedGame]:
+def plan_for(config: TournamentConfig, *, secret: str) -> list[PlannedGame]:
     """The plan of ``config``'s tournament, in playing order, by its format; its deals mix
-    ``secret`` (the store's ``deal_secret``) into their seeds."""
+    ``secret`` into their seeds."""
     names = [bot.name for bot in config.bots]
+    games, seed = config.games_per_pairing, config.seed
     if config.format is TournamentFormat.GAUNTLET:
-        return gauntlet(config.gauntlet_name, names, config.games_per_pairing, config.seed, secret)
-    return round_robin(names, config.games_per_pairing, config.seed, secret)
+        return gauntlet(config.gauntlet_name, names, games, seed, secret=secret)
+    return round_robin(names, games, seed, secret=secret)
+
+
+def tournament_plan(config: TournamentConfig, store: TournamentStore) -> list[PlannedGame]:
+    """The plan of the tournament kept in ``store``: the one place a run, its workers and its
+    progress make it, with the store's deal secret (kept by ``--resume``)."""
+    return plan_for(config, secret=store.deal_secret())
