@@ -56,3 +56,12 @@ def test_bench_load_refuses_a_bad_level_list() -> None:
     result = CliRunner().invoke(main, ["bench", "load", "--games-at-once", "64,x"])
     assert result.exit_code != 0
     assert "comma-separated list of positive integers" in result.output
+
+
+def test_bench_load_takes_its_clock_in_seconds_and_the_old_flag_with_a_warning() -> None:
+    result = CliRunner().invoke(main, ["bench", "load", "--move-timeout", "0"])
+    assert result.exit_code != 0
+    assert "--move-timeout at least 0.001 s" in result.output
+    result = CliRunner().invoke(main, ["bench", "load", "--move-timeout-ms", "0"])
+    assert "--move-timeout-ms is deprecated; use --move-timeout SECONDS" in result.output
+    assert "--move-timeout at least 0.001 s" in result.output

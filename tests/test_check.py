@@ -44,7 +44,7 @@ def test_a_bot_written_from_the_proto_alone_passes_and_skips_only_batches() -> N
 )
 def test_a_broken_bot_fails_the_check_that_names_its_flaw(flaw: str, failing: set[str]) -> None:
     # An allowance a loaded machine never misses, so that only the flaw can fail a check.
-    code, report = run_check(f"{RAW_BOT} {flaw}", "--move-timeout", "1000")
+    code, report = run_check(f"{RAW_BOT} {flaw}", "--move-timeout", "1")
     assert code == 1
     outcome = statuses(report)
     assert failing <= {name for name, status in outcome.items() if status == "fail"}
@@ -54,7 +54,7 @@ def test_a_broken_bot_fails_the_check_that_names_its_flaw(flaw: str, failing: se
 
 
 def test_an_answer_to_the_wrong_request_is_named_in_the_failure() -> None:
-    code, report = run_check(f"{RAW_BOT} wrong-request-id", "--move-timeout", "200")
+    code, report = run_check(f"{RAW_BOT} wrong-request-id", "--move-timeout", "0.2")
     assert code == 1
     first = report["results"][1]
     assert (first["name"], first["status"]) == ("replace-first", "fail")
@@ -82,3 +82,24 @@ def test_a_missing_command_is_a_clear_error() -> None:
     assert done.returncode == 1
     assert "Error:" in done.stderr and "no-such-bot-command" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "allowance", "warned"), [("1.5", "1500 ms", False), ("2000", "2000 ms", True)]
+)
+def test_the_move_timeout_is_in_seconds_as_for_run(
+    value: str, allowance: str, warned: bool
+) -> None:
+    """One unit for the clock everywhere; an old value in milliseconds (over 600) still works
+    and says how to write it now."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "check", "no-such-bot-command"]
+        + ["--move-timeout", value],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"(decision allowance {allowance})" in done.stdout
+    assert ("--move-timeout is in seconds now" in done.stderr) is warned
+    assert ("write --move-timeout 2" in done.stderr) is warned

@@ -37,23 +37,33 @@ def _load_text() -> str:
 )
 @click.option("--seconds", default=10.0, show_default=True, help="Length of each level.")
 @click.option(
-    "--move-timeout-ms",
-    default=1000,
+    "--move-timeout",
+    type=float,
+    default=1.0,
     show_default=True,
+    metavar="SECONDS",
     help="Decision clock of the games (a timeout of an instant bot is a false timeout).",
 )
-def load_command(games_at_once: str, seconds: float, move_timeout_ms: int) -> None:
+@click.option("--move-timeout-ms", type=int, hidden=True, help="Deprecated: --move-timeout.")
+def load_command(
+    games_at_once: str, seconds: float, move_timeout: float, move_timeout_ms: int | None
+) -> None:
     """The referee under many games at once, with instant bots: decisions/s, the decision
     clock as the bots are charged it (p50/p99/max), the longest untimed gap, false timeouts
     and the referee's RSS over time."""
     from tacocat_arena.bench.load import measure_load
+    from tacocat_arena.referee.settings import ClockSettings
 
     levels = _levels(games_at_once)
-    if seconds <= 0 or move_timeout_ms < 1:
-        raise click.UsageError("--seconds must be > 0 and --move-timeout-ms >= 1")
+    if move_timeout_ms is not None:
+        click.echo("warning: --move-timeout-ms is deprecated; use --move-timeout SECONDS", err=True)
+        move_timeout = move_timeout_ms / 1000
+    clock = ClockSettings.from_seconds(move_timeout)
+    if seconds <= 0 or clock.decision_ms < 1:
+        raise click.UsageError("--seconds must be > 0 and --move-timeout at least 0.001 s")
     click.echo(f"before: {_load_text()}")
     for level in levels:
-        figures = asyncio.run(measure_load(level, seconds, move_timeout_ms))
+        figures = asyncio.run(measure_load(level, seconds, clock.decision_ms))
         one, five, _ = figures.load_average
         click.echo(
             f"{level:4d} games at once: {figures.games} games, "

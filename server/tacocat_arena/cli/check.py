@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from tacocat_arena.check.runner import BotCheckError, CheckResult, Status, check_bot
+from tacocat_arena.referee.settings import ClockSettings
 from tacocat_arena.tournament.config import ConfigError
 
 _MARK = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.SKIP: "skip", Status.NOT_RUN: "----"}
@@ -26,17 +27,18 @@ def _print(result: CheckResult) -> None:
 
 
 def check_command(
-    command: str, *, as_json: bool, move_timeout_ms: int, log: Path | None, name: str
+    command: str, *, as_json: bool, move_timeout_s: float, log: Path | None, name: str
 ) -> None:
     """Run the checks on ``command``; exit 0 only when every check passed (or was skipped)."""
+    allowance_ms = ClockSettings.from_seconds(move_timeout_s).decision_ms
     if not as_json:
-        click.echo(f"checking {command!r} (decision allowance {move_timeout_ms} ms)")
+        click.echo(f"checking {command!r} (decision allowance {allowance_ms} ms)")
     try:
         report = asyncio.run(
             check_bot(
                 command,
                 name=name,
-                allowance_ms=move_timeout_ms,
+                allowance_ms=allowance_ms,
                 log_path=log,
                 progress=None if as_json else _print,
             )

@@ -278,11 +278,12 @@ main.add_command(bench)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option(
     "--move-timeout",
-    type=click.IntRange(1, 600_000),
-    default=2000,
+    type=click.FloatRange(0.001, 600_000),
+    default=2.0,
     show_default=True,
-    metavar="MS",
-    help="The allowance per decision, in milliseconds.",
+    metavar="SECONDS",
+    help="The allowance per decision, in seconds as for run, play and serve (a value over "
+    "600 is read as milliseconds, the old unit, with a warning).",
 )
 @click.option(
     "--log",
@@ -290,7 +291,7 @@ main.add_command(bench)
     help="Keep the bot's output in this file (default: a temporary file).",
 )
 @click.option("--name", default="bot", show_default=True, help="The bot's name in the check.")
-def check(command: str, as_json: bool, move_timeout: int, log: Path | None, name: str) -> None:
+def check(command: str, as_json: bool, move_timeout: float, log: Path | None, name: str) -> None:
     """Put a bot through the protocol's conformance checks: run this first on a new bot.
 
     COMMAND starts the bot as a tournament would (a command line, or builtin:NAME); it gets
@@ -299,4 +300,11 @@ def check(command: str, as_json: bool, move_timeout: int, log: Path | None, name
     """
     from tacocat_arena.cli.check import check_command
 
-    check_command(command, as_json=as_json, move_timeout_ms=move_timeout, log=log, name=name)
+    if move_timeout > 600:
+        click.echo(
+            f"warning: --move-timeout is in seconds now; {move_timeout:g} is read as "
+            f"milliseconds (write --move-timeout {move_timeout / 1000:g})",
+            err=True,
+        )
+        move_timeout /= 1000
+    check_command(command, as_json=as_json, move_timeout_s=move_timeout, log=log, name=name)

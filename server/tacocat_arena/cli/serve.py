@@ -170,11 +170,7 @@ def serve(
         raise click.UsageError("--tls-cert and --tls-key go together")
     try:
         tokens = load_tokens_file(tokens_file) if tokens_file else None
-        referee = RefereeSettings(
-            clock=ClockSettings(
-                decision_ms=round(move_timeout * 1000), bank_ms=round(time_bank * 1000)
-            )
-        )
+        referee = RefereeSettings(clock=ClockSettings.from_seconds(move_timeout, time_bank))
         ladder = LadderSettings(
             concurrency=concurrency,
             per_bot=per_bot,

@@ -35,6 +35,14 @@ class ClockSettings:
     bank_ms: int = 0
     grace_ms: int = DEFAULT_GRACE_MS
 
+    @classmethod
+    def from_seconds(
+        cls, move_timeout_s: float, time_bank_s: float = 0.0, *, grace_ms: int = DEFAULT_GRACE_MS
+    ) -> ClockSettings:
+        """The clock from the unit every command and config file takes, seconds: the one
+        place they become the protocol's milliseconds."""
+        return cls(round(move_timeout_s * 1000), round(time_bank_s * 1000), grace_ms)
+
     def __post_init__(self) -> None:
         for name in ("decision_ms", "bank_ms", "grace_ms"):
             value = getattr(self, name)

@@ -154,10 +154,8 @@ class TournamentConfig:
     def referee_settings(self) -> RefereeSettings:
         """The referee settings these options describe."""
         return RefereeSettings(
-            clock=ClockSettings(
-                decision_ms=round(self.move_timeout_s * 1000),
-                bank_ms=round(self.time_bank_s * 1000),
-                grace_ms=self.grace_ms,
+            clock=ClockSettings.from_seconds(
+                self.move_timeout_s, self.time_bank_s, grace_ms=self.grace_ms
             ),
             failure_policy=self.failure_policy,
         )
