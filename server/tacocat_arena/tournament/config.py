@@ -11,10 +11,10 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tacocat_arena.engine import DEFAULT_RULESET, Ruleset, RulesetError
 from tacocat_arena.launch.builtins import BUILTINS
@@ -30,6 +30,9 @@ from tacocat_arena.referee.settings import (
 #: The example bots that ``builtin:NAME`` names, as importable modules (launch/builtins.py
 #: holds them with their options).
 BUILTIN_BOTS = {name: builtin.module for name, builtin in BUILTINS.items()}
+
+
+_E = TypeVar("_E", bound=enum.Enum)
 
 
 class TournamentFormat(enum.Enum):
@@ -208,27 +211,55 @@ class TournamentConfig:
         }
 
 
-_KEYS = {
-    "bots",
-    "games",
-    "seed",
-    "concurrency",
-    "move_timeout",
-    "time_bank",
-    "grace_ms",
-    "failure_policy",
-    "ruleset",
-    "out",
-    "connect_timeout",
-    "max_restarts",
-    "name",
-    "format",
-    "gauntlet_bot",
-    "sandbox",
-    "limits",
-    "log_limit_kib",
-    "twins",
-}
+@dataclass(frozen=True)
+class _Key:
+    """A top-level config key read as a plain value: its TOML name, the field it sets, the
+    TOML types it takes and the command-line option that overrides it, if any."""
+
+    toml: str
+    field: str
+    kind: type | tuple[type, ...]
+    option: str | None = None
+
+
+_NUMBER = (int, float)
+
+#: The one table of config keys: the plain ones here (their defaults are the fields'
+#: defaults), the others read by ``load_config`` each in its own way.
+_PLAIN_KEYS = (
+    _Key("games", "games_per_pairing", int, "--games"),
+    _Key("seed", "seed", int, "--seed"),
+    _Key("concurrency", "concurrency", int, "--concurrency"),
+    _Key("move_timeout", "move_timeout_s", _NUMBER, "--move-timeout"),
+    _Key("time_bank", "time_bank_s", _NUMBER, "--time-bank"),
+    _Key("grace_ms", "grace_ms", int),
+    _Key("connect_timeout", "connect_timeout_s", _NUMBER),
+    _Key("max_restarts", "max_restarts", int),
+    _Key("name", "name", str),
+    _Key("log_limit_kib", "log_limit_kib", int),
+    _Key("twins", "twins", bool),
+    _Key("out", "out", str),
+    _Key("sandbox", "sandbox", str),
+    _Key("failure_policy", "failure_policy", str),
+    _Key("format", "format", str),
+    _Key("gauntlet_bot", "gauntlet_bot", str, "--gauntlet"),
+)
+_KEYS = {key.toml for key in _PLAIN_KEYS} | {"bots", "ruleset", "limits"}
+#: Config keys that a command-line option can set: the option and the field it overrides.
+_OPTIONS = {key.toml: (key.option, key.field) for key in _PLAIN_KEYS if key.option}
+
+
+def _defaults() -> dict[str, Any]:
+    """Each plain key's default, as TOML would write it (from TournamentConfig's fields)."""
+    values = {f.name: f.default for f in fields(TournamentConfig)}
+    plain = {
+        key.toml: values[key.field].value
+        if isinstance(values[key.field], enum.Enum)
+        else values[key.field]
+        for key in _PLAIN_KEYS
+    }
+    plain["out"] = str(plain["out"])
+    return plain
 
 
 def load_config(
@@ -277,64 +308,37 @@ def load_config(
         ruleset = Ruleset.from_dict(data.get("ruleset", {}))
     except RulesetError as error:
         raise ConfigError(f"{source} [ruleset] {error}") from None
-    fields: dict[str, Any] = {
-        "bots": tuple(bots),
-        "games_per_pairing": _typed(data, "games", int, 10, source),
-        "seed": _typed(data, "seed", int, 1, source),
-        "concurrency": _typed(data, "concurrency", int, 4, source),
-        "move_timeout_s": float(_typed(data, "move_timeout", (int, float), 1.0, source)),
-        "time_bank_s": float(_typed(data, "time_bank", (int, float), 0.0, source)),
-        "grace_ms": _typed(data, "grace_ms", int, DEFAULT_GRACE_MS, source),
-        "connect_timeout_s": float(_typed(data, "connect_timeout", (int, float), 30.0, source)),
-        "max_restarts": _typed(data, "max_restarts", int, 3, source),
-        "name": _typed(data, "name", str, "", source),
-        "ruleset": ruleset,
-        "out": Path(_typed(data, "out", str, "tacocat-results", source)),
-        "base_dir": base_dir,
-        "sandbox": _sandbox(_typed(data, "sandbox", str, "auto", source), source),
-        "limits": limits,
-        "log_limit_kib": _typed(data, "log_limit_kib", int, 1024, source),
-        "twins": _typed(data, "twins", bool, True, source),
-        "config_file": path.resolve() if path is not None else None,
+    defaults = _defaults()
+    plain = {
+        key.field: _typed(data, key.toml, key.kind, defaults[key.toml], source)
+        for key in _PLAIN_KEYS
+        if key.toml in data or defaults[key.toml] is not None
     }
-    policy = _typed(data, "failure_policy", str, "forfeit", source)
-    try:
-        fields["failure_policy"] = FailurePolicy(policy)
-    except ValueError:
-        raise ConfigError(
-            f"{source}: failure_policy {policy!r} must be 'forfeit' or 'default_action'"
-        ) from None
-    form = _typed(data, "format", str, TournamentFormat.ROUND_ROBIN.value, source)
-    try:
-        fields["format"] = TournamentFormat(form)
-    except ValueError:
-        raise ConfigError(
-            f"{source}: format {form!r} must be 'round_robin' or 'gauntlet'", key="format"
-        ) from None
-    if "gauntlet_bot" in data:
-        fields["gauntlet_bot"] = _typed(data, "gauntlet_bot", str, "", source)
-    if path is not None and not Path(fields["out"]).is_absolute():
-        fields["out"] = base_dir / fields["out"]  # like the bots' commands: the config's folder
+    for number in ("move_timeout_s", "time_bank_s", "connect_timeout_s"):
+        plain[number] = float(plain[number])
+    values: dict[str, Any] = {
+        **plain,
+        "bots": tuple(bots),
+        "ruleset": ruleset,
+        "out": Path(plain["out"]),
+        "base_dir": base_dir,
+        "sandbox": _sandbox(plain["sandbox"], source),
+        "limits": limits,
+        "config_file": path.resolve() if path is not None else None,
+        "failure_policy": _choice(FailurePolicy, plain["failure_policy"], "failure_policy", source),
+        "format": _choice(TournamentFormat, plain["format"], "format", source),
+    }
+    if path is not None and not values["out"].is_absolute():
+        values["out"] = base_dir / values["out"]  # like the bots' commands: the config's folder
     for key, value in overrides.items():
         if value is not None:
-            fields[key] = value
+            values[key] = value
     try:
-        return TournamentConfig(**fields)
+        return TournamentConfig(**values)
     except ConfigError as error:
         raise ConfigError(
             _where(error, source, overrides, bool(extra_bots)), key=error.key
         ) from None
-
-
-#: Config keys that a command-line option can set: the option and the field it overrides.
-_OPTIONS = {
-    "games": ("--games", "games_per_pairing"),
-    "seed": ("--seed", "seed"),
-    "concurrency": ("--concurrency", "concurrency"),
-    "move_timeout": ("--move-timeout", "move_timeout_s"),
-    "time_bank": ("--time-bank", "time_bank_s"),
-    "gauntlet_bot": ("--gauntlet", "gauntlet_bot"),
-}
 
 
 def _where(
@@ -347,6 +351,21 @@ def _where(
     if error.key == "bots" and bots_from_flags:
         return f"{error} (from --bot)"
     return f"{source}: {error}"
+
+
+_CHOICES_TEXT = {
+    "failure_policy": "'forfeit' or 'default_action'",
+    "format": "'round_robin' or 'gauntlet'",
+}
+
+
+def _choice(kind: type[_E], value: str, key: str, source: str) -> _E:
+    try:
+        return kind(value)
+    except ValueError:
+        raise ConfigError(
+            f"{source}: {key} {value!r} must be {_CHOICES_TEXT[key]}", key=key
+        ) from None
 
 
 def with_out(config: TournamentConfig, out: Path) -> TournamentConfig:
