@@ -23,11 +23,11 @@ from grpc_reflection.v1alpha import reflection
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
-from tacocat_arena import __version__
 from tacocat_arena.engine import Game, Ruleset, Termination
-from tacocat_arena.protocol.wire import PROTOCOL_VERSION
+from tacocat_arena.referee.admission import Refusal, admit
+from tacocat_arena.referee.connection import run_connection
 from tacocat_arena.referee.heap import freeze_long_lived
-from tacocat_arena.referee.match import FAILURE_POLICY_PB, GameReport, play_game
+from tacocat_arena.referee.match import GameReport, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
 
@@ -80,6 +80,10 @@ class Referee:
     def refused(self, name: str, peer: str, reason: str) -> None:
         """A connection was refused at the handshake (an arena shows these to its organizer)."""
         log.info("refused %s from %s: %s", name or "(no name)", peer, reason)
+
+    async def admit(self, hello: pb.Hello, peer: str, bearer: str = "") -> BotSession | Refusal:
+        """A new session for ``hello``'s bot, or why not (see ``admission.admit``)."""
+        return await admit(self, hello, peer, bearer)
 
     async def replace(self, old: BotSession) -> None:
         """End ``old`` because its bot connected again: its games in flight are forfeited."""
@@ -203,166 +207,51 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
     async def Play(  # noqa: N802 (the gRPC method name)
         self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext
     ) -> None:
-        """A bot session: handshake, then route Actions in; games write out directly.
+        """A bot session: the Hello, admission (``Referee.admit``), then the connection
+        (``connection.run_connection``); a refusal or an abnormal end becomes the status.
 
         It uses the call's read/write API (not the iterators): the task that has a message
         to send writes it, so a decision request costs no hand-over between tasks.
         """
-        referee = self.referee
-        settings = referee.settings
-        try:
-            hello_message = await asyncio.wait_for(context.read(), settings.handshake_timeout_s)
-        except TimeoutError:
-            await context.abort(
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                f"no Hello within {settings.handshake_timeout_s:g} s of opening the stream",
-            )
-        except DecodeError:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a valid BotMessage"
-            )
-        if hello_message is grpc.aio.EOF:
+        hello = await _read_hello(context, self.referee.settings.handshake_timeout_s)
+        if hello is None:
             return
-        if hello_message.WhichOneof("message") != "hello":
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "the first message must be BotMessage.hello"
-            )
-        hello = hello_message.hello
-        peer = context.peer() or ""
-        if hello.protocol_version != PROTOCOL_VERSION:
-            referee.refused(
-                hello.bot_name.strip()[:64],
-                peer,
-                f"protocol_version {hello.protocol_version}, not {PROTOCOL_VERSION}",
-            )
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"protocol_version {hello.protocol_version} is not supported; this referee "
-                f"speaks version {PROTOCOL_VERSION}",
-            )
-        name = hello.bot_name.strip()
-        if not name or len(name) > 64 or not name.isprintable():
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "bot_name must be 1-64 printable characters",
-            )
-        token = hello.token or _bearer_token(context)
-        if not referee.authenticate(name, token):
-            if referee.revoked(name, token):
-                referee.refused(name, peer, "revoked by the organizer")
-                await context.abort(
-                    grpc.StatusCode.PERMISSION_DENIED,
-                    f"player {name!r} was revoked by the organizer",
-                )
-            referee.refused(name, peer, "unknown bot or wrong token")
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED,
-                f"unknown bot {name!r} or wrong token: check TACOCAT_ARENA_BOT and "
-                "TACOCAT_ARENA_TOKEN",
-            )
-        if name in referee.stalled:
-            referee.refused(name, peer, "its last stream stopped reading and is still open")
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"bot {name!r}: its last stream stopped reading and is still open; close it "
-                "(or its connection) before connecting again",
-            )
-        if referee.check_peer is not None and (refused := referee.check_peer(name, context.peer())):
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refused)
-        old = referee.live_session(name)
-        if old is not None and referee.replace_sessions:
-            await referee.replace(old)
-        elif old is not None:
-            referee.refused(name, peer, "already connected")
-            await context.abort(
-                grpc.StatusCode.ALREADY_EXISTS,
-                f"bot {name!r} already has a live session; close it first",
-            )
-        limit = settings.max_concurrent_games
-        if hello.max_concurrent_games:
-            limit = min(limit, hello.max_concurrent_games)
-        session = BotSession(
-            name=name,
-            max_concurrent_games=limit,
-            limits=settings.limits,
-            batches=hello.accept_batches,
-        )
-        session.post(
-            pb.RefereeMessage(
-                welcome=pb.Welcome(
-                    protocol_version=PROTOCOL_VERSION,
-                    session_id=session.session_id,
-                    server_info=f"tacocat-arena/{__version__}",
-                    decision_timeout_ms=settings.clock.decision_ms,
-                    time_bank_ms=settings.clock.bank_ms,
-                    max_concurrent_games=limit,
-                    bot_name=name,
-                    failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
-                    batches=hello.accept_batches,
-                )
-            )
-        )
+        admitted = await self.referee.admit(hello, context.peer() or "", _bearer_token(context))
+        if isinstance(admitted, Refusal):
+            await context.abort(admitted.code, admitted.message)
+            return
+        session = admitted
         session.start_writing(context.write)
-        await referee.register(session)
-        log.info("bot %s connected (session %s, %s)", name, session.session_id, hello.client_info)
-        unreadable: list[str] = []  # set by _read when the bot sends bytes that do not parse
-        reader = asyncio.create_task(self._read(context, session, unreadable))
-        try:
-            await session.closed.wait()  # the bot left, or the referee ended the session
-            if session.stalled and session.misconduct is not None:
-                await self._hold_stalled(name)
-            if unreadable:  # end with an error status, not OK: this was no normal end
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, unreadable[0])
-            if session.misconduct is not None:  # it broke a limit (SessionLimits)
-                await context.abort(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"session ended: {session.misconduct}",
-                )
-        finally:
-            reader.cancel()
-            await referee.unregister(session)
-            log.info("bot %s disconnected (session %s)", name, session.session_id)
+        await self.referee.register(session)
+        log.info(
+            "bot %s connected (session %s, %s)", session.name, session.session_id, hello.client_info
+        )
+        ending = await run_connection(self.referee, session, context.read)
+        if ending is not None:
+            await context.abort(ending.code, ending.message)
 
-    async def _hold_stalled(self, name: str) -> None:
-        """Keep a stream whose bot stopped reading until the bot or its connection goes.
 
-        Its games are already forfeited and its outbox freed.  A status cannot be sent: gRPC
-        sends it behind the write in flight, which the bot does not read, and grpc.aio has
-        no way to reset a stream from the server side.  gRPC cancels this coroutine when the
-        bot's side ends.  Meanwhile the name may not connect again, so each bot holds at most
-        one such stream (one message of at most ``max_batch_bytes`` in gRPC's buffers).
-        """
-        self.referee.stalled.add(name)
-        try:
-            await asyncio.get_running_loop().create_future()  # until cancelled by gRPC
-        finally:
-            self.referee.stalled.discard(name)
-
-    async def _read(
-        self, context: grpc.aio.ServicerContext, session: BotSession, unreadable: list[str]
-    ) -> None:
-        try:
-            while (message := await context.read()) is not grpc.aio.EOF:
-                case = message.WhichOneof("message")
-                if case == "action":
-                    session.deliver(message.action)
-                elif case == "actions":
-                    for action in message.actions.actions:
-                        session.deliver(action)
-                        if not session.is_open:  # a batch of junk ended the session
-                            break
-                else:
-                    code = pb.ERROR_CODE_UNEXPECTED_MESSAGE if case else pb.ERROR_CODE_MALFORMED
-                    session.refuse(code, f"expected an Action, got {case or 'an empty message'}")
-                if not session.is_open:
-                    break
-        except (grpc.aio.AioRpcError, asyncio.CancelledError):
-            pass
-        except Exception as error:  # a broken stream must never take the referee down
-            log.exception("reading from bot %s failed", session.name)
-            unreadable.append(f"cannot read the bot's stream: {type(error).__name__}: {error}")
-        finally:
-            await self.referee.unregister(session)
+async def _read_hello(context: grpc.aio.ServicerContext, timeout_s: float) -> pb.Hello | None:
+    """The stream's first message, which must be a Hello (None if the bot left first)."""
+    try:
+        message = await asyncio.wait_for(context.read(), timeout_s)
+    except TimeoutError:
+        await context.abort(
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            f"no Hello within {timeout_s:g} s of opening the stream",
+        )
+    except DecodeError:
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a valid BotMessage"
+        )
+    if message is grpc.aio.EOF:
+        return None
+    if message.WhichOneof("message") != "hello":
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, "the first message must be BotMessage.hello"
+        )
+    hello: pb.Hello = message.hello
+    return hello
 
 
 class ListenError(OSError):
