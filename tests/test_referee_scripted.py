@@ -72,6 +72,11 @@ def illegal(request: pb.DecisionRequest, view: SeatView) -> pb.Action:
     return action_to_pb(request.game_id, request.request_id, action)
 
 
+def _allowance(step: Step) -> int:
+    """A short clock where the script waits for it, else one a loaded machine never misses."""
+    return 400 if step is silent else 10_000
+
+
 def malformed(request: pb.DecisionRequest, view: SeatView) -> pb.Action:
     """An Action that names the request but carries no answer at all."""
     return pb.Action(game_id=request.game_id, request_id=request.request_id)
@@ -178,7 +183,7 @@ def test_each_failed_answer_forfeits_the_seat_that_gave_it(
     step: Step, termination: Termination, code: int
 ) -> None:
     a, b = ScriptedBot(steps=[legal, step]), ScriptedBot()
-    report = play(a, b, decision_ms=150)
+    report = play(a, b, decision_ms=_allowance(step))
     assert report.outcome.termination is termination
     assert report.outcome.winner == 1 and report.forfeit_by == 0
     (error,) = a.messages("error")
@@ -205,7 +210,7 @@ def test_under_default_action_a_failed_answer_is_substituted_and_the_game_goes_o
     step: Step,
 ) -> None:
     a, b = ScriptedBot(steps=[legal, step]), ScriptedBot()
-    report = play(a, b, policy=FailurePolicy.DEFAULT_ACTION, decision_ms=150)
+    report = play(a, b, policy=FailurePolicy.DEFAULT_ACTION, decision_ms=_allowance(step))
     assert report.outcome.termination in (Termination.GOAL, Termination.ROUND_CAP)
     expected = {silent: Failure.TIMEOUT, illegal: Failure.ILLEGAL, malformed: Failure.MALFORMED}
     marks = [entry["substituted"] for entry in report.record["actions"] if "substituted" in entry]

@@ -46,6 +46,7 @@ from tacocat_arena.protocol.wire import (
     ruleset_to_pb,
     write_legal,
 )
+from tacocat_arena.referee.policy import FailureRules, Ruling
 from tacocat_arena.referee.session import BotSession, SessionClosed
 from tacocat_arena.referee.settings import FailurePolicy, RefereeSettings
 
@@ -234,137 +235,186 @@ async def play_game(
     (the tournament says FORFEIT_CRASH when the bot's process died).  ``observe(game)`` is
     called once with the game as it starts, for spectators (an arena's live page).
     """
-    clock = settings.clock
-    untimed_since = time.monotonic()  # no seat's clock runs: the game waits on the referee
-    max_untimed = 0.0
     game = Game(ruleset, seed)
     if observe is not None:
         observe(game)
-    same_session = sessions[0] is sessions[1]
-    converted: list[bytes | None] = []  # the log in wire form, shared by the seats
-    seats = [
-        _Seat(
-            s, sessions[s], f"{game_id}/{s}" if same_session else game_id, clock.bank_ms, converted
-        )
-        for s in (0, 1)
-    ]
-    names = (sessions[0].name, sessions[1].name)
-    for seat in seats:
-        seat.session.post(
-            pb.RefereeMessage(
-                game_start=pb.GameStart(
-                    game_id=seat.game_id,
-                    seat=seat.seat,
-                    opponent_name=names[1 - seat.seat],
-                    ruleset=ruleset_to_pb(ruleset),
-                    decision_timeout_ms=clock.decision_ms,
-                    time_bank_ms=clock.bank_ms,
-                    failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
-                    match_info=match_info,
-                )
-            )
-        )
-    detail = ""
-    notes: dict[int, DecisionNote] = {}  # for the record, by index in game.actions
-    action_ms: dict[int, float] = {}  # the same, for the answers applied as they came
-    #: What each seat's GameEnd says (a seat reads its own failure in full, the other's
-    #: only in public form).
-    seat_details = ["", ""]
+    match = _Match(game_id, sessions, game, settings, classify_disconnect)
+    match.start(match_info)
     while game.outcome is None:
+        await match.decide()
+    return match.report()
+
+
+class _Match:
+    """One game in play: the engine, the seats' clocks and what the record will say.
+
+    ``decide`` plays one decision of the engine's pending seats; when one fails it asks the
+    failure policy (``policy.FailureRules``) whether the seat forfeits or is substituted.
+    """
+
+    def __init__(
+        self,
+        game_id: str,
+        sessions: tuple[BotSession, BotSession],
+        game: Game,
+        settings: RefereeSettings,
+        classify_disconnect: Callable[[str], Awaitable[Termination]] | None,
+    ) -> None:
+        self.game_id = game_id
+        self.game = game
+        self.settings = settings
+        self.rules = FailureRules(settings.failure_policy)
+        self.classify_disconnect = classify_disconnect
+        same_session = sessions[0] is sessions[1]
+        converted: list[bytes | None] = []  # the log in wire form, shared by the seats
+        bank_ms = settings.clock.bank_ms
+        self.seats = [
+            _Seat(s, sessions[s], f"{game_id}/{s}" if same_session else game_id, bank_ms, converted)
+            for s in (0, 1)
+        ]
+        self.names = (sessions[0].name, sessions[1].name)
+        self.untimed_since = time.monotonic()  # no seat's clock runs: the game waits on us
+        self.max_untimed = 0.0
+        self.detail = ""
+        self.notes: dict[int, DecisionNote] = {}  # for the record, by index in game.actions
+        self.action_ms: dict[int, float] = {}  # the same, for the answers applied as they came
+        #: What each seat's GameEnd says (a seat reads its own failure in full, the other's
+        #: only in public form).
+        self.seat_details = ["", ""]
+
+    def start(self, match_info: str) -> None:
+        """Tell both seats the game starts."""
+        clock, settings = self.settings.clock, self.settings
+        for seat in self.seats:
+            start = pb.GameStart(
+                game_id=seat.game_id,
+                seat=seat.seat,
+                opponent_name=self.names[1 - seat.seat],
+                ruleset=ruleset_to_pb(self.game.ruleset),
+                decision_timeout_ms=clock.decision_ms,
+                time_bank_ms=clock.bank_ms,
+                failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
+                match_info=match_info,
+            )
+            seat.session.post(pb.RefereeMessage(game_start=start))
+
+    async def decide(self) -> None:
+        """Ask every pending seat, then apply or rule on each answer."""
+        game, settings = self.game, self.settings
         pending = sorted(game.pending)
         simultaneous = len(pending) == 2
         # Every pending seat is asked before any answer is awaited: for a simultaneous
         # decision both requests are out at once, and neither answer is applied before both
         # are in (the engine's pending set guarantees the second half).
-        asked = [_ask(game, seats[s], settings, simultaneous) for s in pending]
+        asked = [_ask(game, self.seats[s], settings, simultaneous) for s in pending]
         timed = [a for a in asked if isinstance(a, _Asked)]
         if timed:
-            max_untimed = max(max_untimed, timed[0].started - untimed_since)
+            self.max_untimed = max(self.max_untimed, timed[0].started - self.untimed_since)
         answers = [await _answer(a, settings) for a in asked]
         if timed:
-            untimed_since = max(a.stopped for a in timed)
-        paired = zip(pending, answers, strict=True)
+            self.untimed_since = max(a.stopped for a in timed)
+        paired = list(zip(pending, answers, strict=True))
         failures = [(s, a) for s, a in paired if isinstance(a, _Failure)]
-        if len(failures) == 2 and settings.failure_policy is FailurePolicy.FORFEIT:
-            (first_seat, first), (second_seat, second) = failures
-            detail = f"both seats failed: {first.message}; {second.message}"
-            seat_details[first_seat] = f"both seats failed: {first.message}; {second.public}"
-            seat_details[second_seat] = f"both seats failed: {first.public}; {second.message}"
-            for seat_index, failure in failures:  # each is told, as for a single failure
-                _send_error(seats[seat_index], failure, forfeits=True)
-            game.forfeit(None, first.termination, detail)
-            notes[len(game.actions) - 1] = DecisionNote(refused=first.refused)
-            break
-        for seat_index, answer in zip(pending, answers, strict=True):
-            seat = seats[seat_index]
+        if self.rules.ends_both(len(failures)):
+            self._both_failed(failures)
+            return
+        for seat_index, answer in paired:
             ms = _measured_ms(asked, seat_index)
             if not isinstance(answer, _Failure):
-                try:
-                    game.apply(seat_index, answer)
-                    fallback = _fallback(asked, seat_index)
-                    if fallback:
-                        notes[len(game.actions) - 1] = DecisionNote(ms, fallback=fallback)
-                    elif ms is not None:
-                        action_ms[len(game.actions) - 1] = ms
-                    _account(seat, ms, answered=True)
+                refused = self._apply(seat_index, answer, asked, ms)
+                if refused is None:
                     continue
-                except ActionError as error:
-                    kind = _asked_kind(asked, seat_index)
-                    answer = _Failure(
-                        Termination.FORFEIT_ILLEGAL,
-                        pb.ERROR_CODE_ILLEGAL_ACTION,
-                        str(error),
-                        f"{error.rule}: illegal {kind} (the reason went to that seat only)",
-                        error.rule,
-                        Failure.ILLEGAL,
-                        Refused(Failure.ILLEGAL, str(error), error.rule, answer),
-                    )
-            forfeits = (
-                settings.failure_policy is FailurePolicy.FORFEIT
-                or answer.termination is Termination.FORFEIT_DISCONNECT
+                answer = refused
+            if await self._rule(seat_index, answer, ms):
+                return
+
+    def _apply(
+        self, seat_index: Seat, action: Action, asked: list[_Asked | _Failure], ms: float | None
+    ) -> _Failure | None:
+        """Apply a seat's answer; the failure that stands in for it if the rules forbid it."""
+        game = self.game
+        try:
+            game.apply(seat_index, action)
+        except ActionError as error:
+            kind = _asked_kind(asked, seat_index)
+            return _Failure(
+                Termination.FORFEIT_ILLEGAL,
+                pb.ERROR_CODE_ILLEGAL_ACTION,
+                str(error),
+                f"{error.rule}: illegal {kind} (the reason went to that seat only)",
+                error.rule,
+                Failure.ILLEGAL,
+                Refused(Failure.ILLEGAL, str(error), error.rule, action),
             )
-            _send_error(seat, answer, forfeits)
-            _account(seat, ms, answered=answer.refused is not None)
-            if forfeits:
-                termination = answer.termination
-                if termination is Termination.FORFEIT_DISCONNECT and classify_disconnect:
-                    termination = await classify_disconnect(names[seat_index])
-                who = f"{names[seat_index]} (seat {seat_index})"
-                detail = f"{who}: {answer.message}"
-                seat_details[seat_index] = detail
-                seat_details[1 - seat_index] = f"{who}: {answer.public}"
-                game.forfeit(seat_index, termination, detail)
-                notes[len(game.actions) - 1] = DecisionNote(ms, refused=answer.refused)
-                break
+        fallback = _fallback(asked, seat_index)
+        if fallback:
+            self.notes[len(game.actions) - 1] = DecisionNote(ms, fallback=fallback)
+        elif ms is not None:
+            self.action_ms[len(game.actions) - 1] = ms
+        _account(self.seats[seat_index], ms, answered=True)
+        return None
+
+    async def _rule(self, seat_index: Seat, failure: _Failure, ms: float | None) -> bool:
+        """Rule on one seat's failed decision by the policy; True if that ended the game."""
+        game, seat = self.game, self.seats[seat_index]
+        forfeits = self.rules.ruling(failure.failure) is Ruling.FORFEIT
+        _send_error(seat, failure, forfeits)
+        _account(seat, ms, answered=failure.refused is not None)
+        if not forfeits:
             substitute = default_action(build_view(game, seat_index))
-            game.substitute(seat_index, substitute, answer.failure)
-            notes[len(game.actions) - 1] = DecisionNote(ms, answer.message, answer.refused)
-        if game.outcome is not None:
-            break
-    outcome = game.outcome
-    assert outcome is not None  # the loop only ends with an outcome
-    _send_game_end(game, seats, outcome, seat_details)
-    return GameReport(
-        game_id=game_id,
-        seats=names,
-        seed=seed,
-        outcome=outcome,
-        detail=detail,
-        rounds=game.round,
-        decisions=[s.decisions for s in seats],
-        think_ms=[s.think_ms for s in seats],
-        clock_ms=(seats[0].clock_ms, seats[1].clock_ms),
-        max_untimed_ms=max_untimed * 1000,
-        game=game,
-        notes=notes,
-        action_ms=action_ms,
-        referee={
-            "decision_ms": clock.decision_ms,
-            "bank_ms": clock.bank_ms,
-            "grace_ms": clock.grace_ms,
-            "failure_policy": settings.failure_policy.value,
-        },
-    )
+            game.substitute(seat_index, substitute, failure.failure)
+            self.notes[len(game.actions) - 1] = DecisionNote(ms, failure.message, failure.refused)
+            return False
+        termination = failure.termination
+        if termination is Termination.FORFEIT_DISCONNECT and self.classify_disconnect:
+            termination = await self.classify_disconnect(self.names[seat_index])
+        who = f"{self.names[seat_index]} (seat {seat_index})"
+        self.detail = f"{who}: {failure.message}"
+        self.seat_details[seat_index] = self.detail
+        self.seat_details[1 - seat_index] = f"{who}: {failure.public}"
+        game.forfeit(seat_index, termination, self.detail)
+        self.notes[len(game.actions) - 1] = DecisionNote(ms, refused=failure.refused)
+        return True
+
+    def _both_failed(self, failures: list[tuple[Seat, _Failure]]) -> None:
+        """Both seats failed the same decision: each is told, and the game ends undecided."""
+        (first_seat, first), (second_seat, second) = failures
+        self.detail = f"both seats failed: {first.message}; {second.message}"
+        self.seat_details[first_seat] = f"both seats failed: {first.message}; {second.public}"
+        self.seat_details[second_seat] = f"both seats failed: {first.public}; {second.message}"
+        for seat_index, failure in failures:  # each is told, as for a single failure
+            _send_error(self.seats[seat_index], failure, forfeits=True)
+        self.game.forfeit(None, first.termination, self.detail)
+        self.notes[len(self.game.actions) - 1] = DecisionNote(refused=first.refused)
+
+    def report(self) -> GameReport:
+        """Send both GameEnds and return what the tournament stores."""
+        game, seats, clock = self.game, self.seats, self.settings.clock
+        outcome = game.outcome
+        if outcome is None:
+            raise RuntimeError("report() before the game ended")
+        _send_game_end(game, seats, outcome, self.seat_details)
+        return GameReport(
+            game_id=self.game_id,
+            seats=self.names,
+            seed=game.seed,
+            outcome=outcome,
+            detail=self.detail,
+            rounds=game.round,
+            decisions=[s.decisions for s in seats],
+            think_ms=[s.think_ms for s in seats],
+            clock_ms=(seats[0].clock_ms, seats[1].clock_ms),
+            max_untimed_ms=self.max_untimed * 1000,
+            game=game,
+            notes=self.notes,
+            action_ms=self.action_ms,
+            referee={
+                "decision_ms": clock.decision_ms,
+                "bank_ms": clock.bank_ms,
+                "grace_ms": clock.grace_ms,
+                "failure_policy": self.settings.failure_policy.value,
+            },
+        )
 
 
 def _measured_ms(asked: list[_Asked | _Failure], seat_index: int) -> float | None:
