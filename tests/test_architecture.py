@@ -189,3 +189,20 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     assert "tacocat_arena.tournament" in found
     assert "tacocat_arena.tournament.runner" in found
     assert "click" in found
+
+
+#: Rooms whose functions stay short enough to read at once (issue 22).
+SHORT_FUNCTION_ROOMS = ("referee", "tournament", "arena", "web")
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_in_the_game_rooms_is_over_80_lines() -> None:
+    long = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name} ({length} lines)"
+        for module, path in _modules()
+        if _room(module) in SHORT_FUNCTION_ROOMS
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and (length := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION_LINES
+    ]
+    assert not long, "split these functions: " + ", ".join(long)

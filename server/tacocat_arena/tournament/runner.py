@@ -98,6 +98,115 @@ async def run_tournament(
     if not todo:
         return TournamentRun(len(plan), len(plan), 0)
 
+    modes = _sandbox_modes(config, on_notice)
+
+    all_ids = {ident: bot for bot in config.bots for ident in identities(bot, config.twins)}
+    secrets_by_name = {ident: secrets.token_urlsafe(24) for ident in all_ids}
+    secrets_by_name.update(tokens or {})
+    processes: dict[str, BotProcess | ExternalBot] = {}
+    peer_check = PeerCheck()
+    referee = _referee(config, secrets_by_name, processes, peer_check)
+    socket_dir, sockets = _sockets(all_ids, modes, peer_check)
+    try:
+        server, port = await start_server(
+            referee, host, port, unix_sockets=[str(p) for p in sockets.values()]
+        )
+    except BaseException:
+        shutil.rmtree(socket_dir, ignore_errors=True)
+        raise
+    for path in sockets.values():
+        sandbox.admit_bot(path)
+    peer_check.tcp_port = port
+    on_listening(port)
+    processes.update(_processes(config, all_ids, secrets_by_name, modes, sockets, port, peer_check))
+    try:
+        # Bots that connect by themselves are awaited now; started ones phase by phase.
+        remote = [p for p in processes.values() if isinstance(p, ExternalBot)]
+        await asyncio.gather(*(p.wait_connected(referee, config.connect_timeout_s) for p in remote))
+        counts = await _play_all(
+            todo,
+            len(plan),
+            referee,
+            processes,
+            config,
+            store,
+            should_stop,
+            on_game,
+            pairs_per_phase,
+        )
+    finally:
+        await referee.end_all_sessions("the tournament is over")
+        await asyncio.gather(*(p.stop() for p in processes.values()), return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await server.stop(grace=1.0)
+        shutil.rmtree(socket_dir, ignore_errors=True)
+    return _summary(len(plan), len(plan) - len(todo), counts, processes)
+
+
+def _referee(
+    config: TournamentConfig,
+    tokens: Mapping[str, str],
+    processes: Mapping[str, BotProcess | ExternalBot],
+    peer_check: PeerCheck,
+) -> Referee:
+    """The tournament's referee: its tokens, its peer check, and a lost connection called a
+    crash when the bot's process (in ``processes``, filled once they exist) died."""
+
+    async def classify_disconnect(name: str) -> Termination:
+        # A process killed outright (kill -9) closes its socket before it is reaped: give
+        # the exit time to show, so that a crash is never called a disconnect.
+        crashed = await processes[name].has_exited(within=5.0)
+        return Termination.FORFEIT_CRASH if crashed else Termination.FORFEIT_DISCONNECT
+
+    return Referee(
+        tokens,
+        config.referee_settings,
+        classify_disconnect=classify_disconnect,
+        check_peer=peer_check,
+    )
+
+
+def _summary(
+    total: int,
+    done_before: int,
+    counts: tuple[int, int],
+    processes: Mapping[str, BotProcess | ExternalBot],
+) -> TournamentRun:
+    """What the run did, with each started process's crashes and start-up times."""
+    exits = {
+        ident: tuple(process.crashes)
+        for ident, process in processes.items()
+        if isinstance(process, BotProcess) and process.crashes
+    }
+    startup = {
+        ident: tuple(process.startup_s)
+        for ident, process in processes.items()
+        if isinstance(process, BotProcess)
+    }
+    return TournamentRun(total, done_before, *counts, exits, startup)
+
+
+def _sockets(
+    all_ids: Mapping[str, BotSpec], modes: Mapping[str, SandboxMode], peer_check: PeerCheck
+) -> tuple[Path, dict[str, Path]]:
+    """A private folder and, in it, each sandboxed identity's own Unix socket (its only way
+    out of the sandbox), each one watched by the peer check."""
+    # Named for this process: a runner killed with -9 leaves it, the next one removes it.
+    socket_dir = owned_folder("run")
+    sockets = {
+        ident: socket_dir / f"{ident}.sock"
+        for ident, bot in all_ids.items()
+        if modes.get(bot.name) is SandboxMode.BWRAP
+    }
+    for ident, path in sockets.items():
+        peer_check.listen(ident, path)
+    return socket_dir, sockets
+
+
+def _sandbox_modes(
+    config: TournamentConfig, on_notice: Callable[[str], None]
+) -> dict[str, SandboxMode]:
+    """Each started bot's resolved sandbox; the organizer is told them and the limits."""
     started = [bot for bot in config.bots if not bot.is_external]
     modes = {
         bot.name: resolve_mode(bot.sandbox or config.sandbox, warn=on_notice) for bot in started
@@ -115,47 +224,22 @@ async def run_tournament(
             (bot.limits or config.limits, modes[bot.name]) for bot in started
         ):
             on_notice(f"Limits per bot process ({mode}): {describe_limits(limits, mode)}")
+    return modes
 
-    all_ids = {ident: bot for bot in config.bots for ident in identities(bot, config.twins)}
-    secrets_by_name = {ident: secrets.token_urlsafe(24) for ident in all_ids}
-    secrets_by_name.update(tokens or {})
-    processes: dict[str, BotProcess | ExternalBot] = {}
 
-    async def classify_disconnect(name: str) -> Termination:
-        # A process killed outright (kill -9) closes its socket before it is reaped: give
-        # the exit time to show, so that a crash is never called a disconnect.
-        crashed = await processes[name].has_exited(within=5.0)
-        return Termination.FORFEIT_CRASH if crashed else Termination.FORFEIT_DISCONNECT
-
-    peer_check = PeerCheck()
-    referee = Referee(
-        secrets_by_name,
-        config.referee_settings,
-        classify_disconnect=classify_disconnect,
-        check_peer=peer_check,
-    )
-    # Named for this process: a runner killed with -9 leaves it, the next one removes it.
-    socket_dir = owned_folder("run")
-    sockets = {
-        ident: socket_dir / f"{ident}.sock"
-        for ident, bot in all_ids.items()
-        if modes.get(bot.name) is SandboxMode.BWRAP
-    }
-    for ident, path in sockets.items():
-        peer_check.listen(ident, path)
-    try:
-        server, port = await start_server(
-            referee, host, port, unix_sockets=[str(p) for p in sockets.values()]
-        )
-    except BaseException:
-        shutil.rmtree(socket_dir, ignore_errors=True)
-        raise
-    for path in sockets.values():
-        sandbox.admit_bot(path)
-    peer_check.tcp_port = port
-    on_listening(port)
+def _processes(
+    config: TournamentConfig,
+    all_ids: Mapping[str, BotSpec],
+    tokens: Mapping[str, str],
+    modes: Mapping[str, SandboxMode],
+    sockets: Mapping[str, Path],
+    port: int,
+    peer_check: PeerCheck,
+) -> dict[str, BotProcess | ExternalBot]:
+    """One process per identity (a bot, or each twin), as ``Launch`` describes it."""
     log_dir = config.out / "logs"
     hide = _private_paths(config)
+    processes: dict[str, BotProcess | ExternalBot] = {}
     for ident, bot in all_ids.items():
         if bot.is_external:
             processes[ident] = ExternalBot(bot)
@@ -165,7 +249,7 @@ async def run_tournament(
             bot,
             Launch(
                 identity=ident,
-                token=secrets_by_name[ident],
+                token=tokens[ident],
                 log_path=log_dir / f"{ident}.log",
                 cwd=own_dir,
                 mode=modes[bot.name],
@@ -178,74 +262,69 @@ async def run_tournament(
                 echo=config.debug,
             ),
         )
-    done = len(plan) - len(todo)
-    played = 0
-    unplayed = 0
-    try:
-        # Bots that connect by themselves are awaited now; started ones phase by phase.
-        remote = [p for p in processes.values() if isinstance(p, ExternalBot)]
-        await asyncio.gather(*(p.wait_connected(referee, config.connect_timeout_s) for p in remote))
-        slots = asyncio.Semaphore(config.concurrency)
+    return processes
 
-        async def play(planned: PlannedGame) -> None:
-            nonlocal done, played, unplayed
-            # An absent bot is waited for before the game takes a slot, and again if it left
-            # while the game waited for one: waiting games never hold slots that games
-            # between present bots could use.
-            seats = [_instance(name, planned, processes) for name in planned.seats]
-            while True:
-                present = [
-                    await processes[name].ensure_running(
-                        referee, config.connect_timeout_s, config.max_restarts
-                    )
-                    for name in seats
-                ]
-                await slots.acquire()
-                if all(present) and not all(map(referee.live_session, seats)):
-                    slots.release()
-                    continue
-                break
-            try:
-                if should_stop():
-                    return
-                report = await _play_one(planned, referee, processes, config)
-                result = game_result(report, planned.seats)
-                store.save(result, report.detail, report.record)
-                done += 1
-                played += 1
-                unplayed += bool(report.record.get("unplayed"))
-                on_game(result, done, len(plan))
-            finally:
+
+async def _play_all(
+    todo: Sequence[PlannedGame],
+    total: int,
+    referee: Referee,
+    processes: dict[str, BotProcess | ExternalBot],
+    config: TournamentConfig,
+    store: TournamentStore,
+    should_stop: Callable[[], bool],
+    on_game: ProgressCallback,
+    pairs_per_phase: int | None,
+) -> tuple[int, int]:
+    """Play ``todo`` phase by phase (``twin_phases``) with bounded concurrency, saving each
+    game before it counts; return how many were played and how many decided unplayed."""
+    done = total - len(todo)
+    played = unplayed = 0
+    slots = asyncio.Semaphore(config.concurrency)
+
+    async def play(planned: PlannedGame) -> None:
+        nonlocal done, played, unplayed
+        # An absent bot is waited for before the game takes a slot, and again if it left
+        # while the game waited for one: waiting games never hold slots that games
+        # between present bots could use.
+        seats = [_instance(name, planned, processes) for name in planned.seats]
+        while True:
+            present = [
+                await processes[name].ensure_running(
+                    referee, config.connect_timeout_s, config.max_restarts
+                )
+                for name in seats
+            ]
+            await slots.acquire()
+            if all(present) and not all(map(referee.live_session, seats)):
                 slots.release()
-
-        for phase in twin_phases(todo, config.twins, pairs_per_phase):
+                continue
+            break
+        try:
             if should_stop():
-                break
-            await _bring_in(phase, processes, referee, config)
-            tasks = [asyncio.create_task(play(game)) for game in phase]
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-    finally:
-        await referee.end_all_sessions("the tournament is over")
-        await asyncio.gather(*(p.stop() for p in processes.values()), return_exceptions=True)
-        with contextlib.suppress(Exception):
-            await server.stop(grace=1.0)
-        shutil.rmtree(socket_dir, ignore_errors=True)
-    exits = {
-        ident: tuple(process.crashes)
-        for ident, process in processes.items()
-        if isinstance(process, BotProcess) and process.crashes
-    }
-    startup = {
-        ident: tuple(process.startup_s)
-        for ident, process in processes.items()
-        if isinstance(process, BotProcess)
-    }
-    return TournamentRun(len(plan), len(plan) - len(todo), played, unplayed, exits, startup)
+                return
+            report = await _play_one(planned, referee, processes, config)
+            result = game_result(report, planned.seats)
+            store.save(result, report.detail, report.record)
+            done += 1
+            played += 1
+            unplayed += bool(report.record.get("unplayed"))
+            on_game(result, done, total)
+        finally:
+            slots.release()
+
+    for phase in twin_phases(todo, config.twins, pairs_per_phase):
+        if should_stop():
+            break
+        await _bring_in(phase, processes, referee, config)
+        tasks = [asyncio.create_task(play(game)) for game in phase]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    return played, unplayed
 
 
 def twin_phases(
