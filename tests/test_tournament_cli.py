@@ -93,7 +93,10 @@ def db_rows(out: Path) -> dict[str, tuple]:
         return {}
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
     try:
-        return {row[0]: row for row in db.execute("SELECT * FROM games")}
+        # Columns by name (the store gains columns: fallbacks0/1): id, seats, seed, the
+        # record and when it was committed.
+        query = "SELECT game_id, seat0, seat1, seed, record, finished_at FROM games"
+        return {row[0]: row for row in db.execute(query)}
     except sqlite3.OperationalError:  # the table is not created yet
         return {}
     finally:
@@ -107,7 +110,7 @@ def finished_pairs(rows: dict[str, tuple]) -> tuple[set[str], str | None]:
     for game_id, row in rows.items():
         pairs.setdefault((row[3], tuple(sorted(row[1:3]))), []).append(game_id)
     done = {game_id for ids in pairs.values() if len(ids) == 2 for game_id in ids}
-    last = max(rows.values(), key=lambda row: row[14])[0] if rows else None
+    last = max(rows.values(), key=lambda row: row[5])[0] if rows else None
     return done, last
 
 
@@ -123,7 +126,7 @@ def check_games_log(out: Path, rows: dict[str, tuple]) -> None:
     assert set(ids) <= done  # no game whose twin (same deal, seats swapped) is not played
     assert not missing or last in missing and len(missing) == 2, (missing, last)
     for line in lines:
-        assert json.loads(rows[line["id"]][13]) == line["record"]
+        assert json.loads(rows[line["id"]][4]) == line["record"]
 
 
 def processes_with(token: str) -> list[int]:
@@ -207,6 +210,7 @@ def check_complete_outputs(
             "elo",
             "elo_err",
             "forfeits",
+            "errors",
             "mean_decision_ms",
         ]
     )
