@@ -74,7 +74,7 @@ def illegal(request: pb.DecisionRequest, view: SeatView) -> pb.Action:
 
 def _allowance(step: Step) -> int:
     """A short clock where the script waits for it, else one a loaded machine never misses."""
-    return 400 if step is silent else 10_000
+    return 1500 if step is silent else 10_000
 
 
 def malformed(request: pb.DecisionRequest, view: SeatView) -> pb.Action:
