@@ -229,9 +229,21 @@ def test_a_batch_grades_every_student_on_the_same_deals_and_survives_a_broken_on
         for record_seed in _record_seeds(out / "alice", a_item).items():
             assert record_seed[1] == a_seeds[record_seed[0]]
     assert alice["items"][1]["games_played"], "the tiers were played"
+    # A late submission graded with the batch's secret (its folder) meets the same deals.
+    late = tmp_path / "late"
+    args = ["grade", str(PACKAGES["greedy"]), "--rubric", str(RUBRIC), "--out", str(late)]
+    result = CliRunner().invoke(main, [*args, "--secret-file", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    dave = json.loads((late / "grade.json").read_text(encoding="utf-8"))
+    assert dave["secret_id"] == alice["secret_id"]
+    played = [
+        {g["game_id"]: g["seed"] for g in d["items"][1]["games_played"]} for d in (dave, alice)
+    ]
+    assert played[0] == played[1] and len(played[0]) == 16
     # The secret stays with the teacher: in secret.txt, in no student's file.
     secret = (out / "secret.txt").read_text(encoding="utf-8").strip()
     for student in rows:
+        assert not (out / student / "secret.txt").exists()
         for name in ("grade.json", "results.json", "report.html"):
             assert secret not in (out / student / name).read_text(encoding="utf-8")
 

@@ -73,10 +73,14 @@ def grade_to_folder(
     student: str,
     gradescope: bool,
     notice: Callable[[str], None] = lambda text: None,
+    keep_secret: bool = True,
 ) -> dict[str, Any]:
-    """Grade one bot and write its outputs into ``out``; grade.json's contents."""
+    """Grade one bot and write its outputs into ``out``; grade.json's contents.  The secret
+    goes into ``out/secret.txt`` unless ``keep_secret`` is off (a batch keeps one, beside the
+    students' folders, so that no student's folder holds it)."""
     out.mkdir(parents=True, exist_ok=True)
-    write_secret(out / SECRET_FILE, secret)
+    if keep_secret:
+        write_secret(out / SECRET_FILE, secret)
     grade = asyncio.run(grade_bot(target, rubric, out, secret, student=student, notice=notice))
     return write_grade(out, grade, gradescope=gradescope)
 
@@ -93,6 +97,7 @@ def run_job(job: Job) -> None:
         student=job.student,
         gradescope=job.gradescope,
         notice=print,
+        keep_secret=False,
     )
 
 
