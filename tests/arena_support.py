@@ -134,9 +134,11 @@ def start_bot(
     delay: float = 0.0,
     seed: int = 1,
     script: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> BotProc:
-    """Start tests/bots/ladder_bot.py (or ``script``) as player ``name``."""
-    env = dict(os.environ)
+    """Start tests/bots/ladder_bot.py (or ``script``) as player ``name``, with ``env`` added
+    to this environment."""
+    env = {**os.environ, **(env or {})}
     env.update(
         TACOCAT_ARENA_ADDRESS=address,
         TACOCAT_ARENA_BOT=name,

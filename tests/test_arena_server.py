@@ -120,7 +120,9 @@ def test_kill_9_then_restart_loses_no_finished_game_and_the_ladder_goes_on(
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(folder)
     cleanup.append(arena)
-    bots = [start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens]
+    # Reconnecting off (test_sdk_sessions.py has bots that outlive a restart).
+    off = {"TACOCAT_BOT_RECONNECT": "0"}
+    bots = [start_bot(n, tokens[n], arena.address, tmp_path, env=off) for n in tokens]
     cleanup.extend(bots)
     wait_until(lambda: len(arena.json("/api/games?limit=1000")) >= 20, 60, "20 games")
     seen = {g["id"] for g in arena.json("/api/games?limit=1000") if not g["live"]}

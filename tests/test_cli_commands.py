@@ -29,7 +29,15 @@ def test_replay_verifies_and_narrates_a_recorded_game(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["replay", str(tmp_path / "games.jsonl")])
     assert result.exit_code == 0, result.output
     assert "re-verified" in result.output
-    assert "Round 1: the Tacocat is on space 4, 7 cards each" in result.output
+    # The space as the board labels it (7), with its position (the narration said "space 4").
+    assert (
+        "Round 1: the Tacocat is on the space marked 7 (position 4), 7 cards each" in result.output
+    )
+    assert re.search(
+        r"the Tacocat moves from position 4 to [35], and the space marked 7 \(position 4\) "
+        r"is covered",
+        result.output,
+    ), result.output
     assert result.output.count("Round ") == record["rounds"]
     assert "Result:" in result.output.splitlines()[-1]
 

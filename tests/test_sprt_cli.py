@@ -15,6 +15,8 @@ from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.cli import main
 from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor
+from tacocat_arena.stats.pair_report import sprt_closing
+from tacocat_arena.stats.pairs import pair_stats
 from tacocat_arena.stats.sprt import Sprt, SprtDecision
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.schedule import round_robin
@@ -33,11 +35,11 @@ def test_greedy_against_random_accepts_h1_and_stops_early(tmp_path: Path) -> Non
     code, output = play("builtin:greedy", "builtin:random", "--sprt", "0,20", "--out", str(out))
     assert code == EXIT_CODES[SprtDecision.H1] == 0, output
     last = output.strip().splitlines()[-1]
-    assert last.startswith("SPRT: H1 accepted (LLR ") and last.endswith(" pairs"), last
+    assert last.startswith("SPRT: H1 accepted (LLR "), last
     results = json.loads((out / "results.json").read_text())
     sprt = results["sprt"]
     assert sprt["decision"] == "H1" and sprt["llr"] >= sprt["upper"] == pytest.approx(2.944, 1e-3)
-    assert last == sprt["summary"]
+    assert last.startswith(sprt["summary"] + " ("), last
     # It stopped early: far fewer games than the 2000 of the cap.  Every pair the test counted
     # is in the results; games that finished out of plan order, or were in flight at the
     # decision, are in the results too but not in the test.
@@ -47,6 +49,12 @@ def test_greedy_against_random_accepts_h1_and_stops_early(tmp_path: Path) -> Non
     assert (pairing["a"], pairing["b"]) == ("greedy", "random")
     assert pairing["pairs"] >= sprt["pairs"] and pairing["elo"] > 100 and pairing["los"] > 0.99
     assert len((out / "games.jsonl").read_text().splitlines()) == played  # the match is over
+    # The closing line counts what the tables count (the summary once said 161 pairs where
+    # the tables had 327 games and 163 pairs): the test's pairs, and the tables' too.
+    if pairing["pairs"] == sprt["pairs"] and not pairing["unpaired_games"]:
+        assert last.endswith(f"({played} games, as in the tables)"), last
+    else:
+        assert f"{pairing['pairs']} pairs and {played} games" in last, last
     assert_verifies(out)  # whole pairs of the plan only, every game re-verified
 
 
@@ -96,3 +104,26 @@ def test_the_monitor_counts_pairs_in_plan_order_and_stops_on_a_decision() -> Non
     assert monitor.sprt.pairs == 53  # as many as in order (test_pairs_sprt), not 54
     assert monitor.pentanomial.counts == (0, 0, 0, 0, 54)
     assert monitor.progress_text().startswith("new 108-0 old, Elo +1200 ± ")
+
+
+def test_the_closing_line_counts_the_pairs_and_games_the_tables_count() -> None:
+    """The test stops at 53 pairs; the games in flight finish: the tables have 54 pairs and
+    one unpaired game, and the closing line says both (it said only the test's 53)."""
+    plan = round_robin(["new", "old"], 200, 5)
+    monitor = MatchMonitor(plan, "new", "old", Sprt(0, 20))
+    results = [
+        GameResult(game.game_id, game.seats, game.seed, game.seats.index("new"), "goal", 2,
+                   (3, 3), (1.0, 1.0))
+        for game in plan[:109]
+    ]  # fmt: skip
+    for result in results:
+        monitor.add(result)
+    assert monitor.sprt is not None and monitor.sprt.pairs == 53
+    line = sprt_closing(monitor.sprt, [pair_stats(results, "new", "old")])
+    assert line.startswith(monitor.sprt.summary() + " (106 games); "), line
+    assert line.endswith(
+        "the tables count every finished game: 54 pairs and 109 games, as 1 more pair and "
+        "1 unpaired game finished after the decision, in flight"
+    ), line
+    level = sprt_closing(monitor.sprt, [pair_stats(results[:106], "new", "old")])
+    assert level == monitor.sprt.summary() + " (106 games, as in the tables)"

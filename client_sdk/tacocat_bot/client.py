@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import random
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -41,6 +43,17 @@ _RESULTS = {pb.GAME_RESULT_WIN: "win", pb.GAME_RESULT_LOSS: "loss", pb.GAME_RESU
 #: end the bot instead of being replaced by a default move: for debugging.
 STRICT_ENV = "TACOCAT_BOT_STRICT"
 
+#: Set to 0 (or pass ``run(..., reconnect=False)``) to make a bot end when ``serve`` shuts
+#: down or its connection is lost, instead of reconnecting; 1 forces reconnecting.  Every
+#: bot a tacocat-arena launcher starts (run, play, check, the arena's hosted bots) gets 0:
+#: its launcher restarts it when it must.
+RECONNECT_ENV = "TACOCAT_BOT_RECONNECT"
+#: How long a bot keeps trying to reconnect after losing its session, in seconds.
+RECONNECT_FOR_S = 600.0
+#: The waits between attempts: doubling from the first to the last, each with up to 20%
+#: added at random, so that a whole class does not knock at the same instant.
+BACKOFF_S = (1.0, 30.0)
+
 
 class SessionError(RuntimeError):
     """The referee refused or ended the session abnormally: ``status`` is the gRPC status
@@ -65,6 +78,12 @@ class SessionSummary:
     errors: list[str] = field(default_factory=list)
     #: Decisions whose method raised and were replaced by a default move.
     bot_errors: int = 0
+    #: The last session's id (Welcome.session_id) and how it ended: the SessionEnd reason
+    #: in lower case (``tournament_over``, ``server_shutdown``, ``removed``), "" if lost.
+    session_id: str = ""
+    end_reason: str = ""
+    #: How many sessions the bot had (more than one after reconnecting).
+    sessions: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,7 @@ def run(
     max_concurrent_games: int = 0,
     strict: bool | None = None,
     exit_on_error: bool = True,
+    reconnect: bool | None = None,
 ) -> SessionSummary:
     """Connect ``bot`` to a referee and play until the session ends.
 
@@ -98,27 +118,80 @@ def run(
     When the referee refuses or breaks the session, ``run`` prints ``STATUS: message`` to
     stderr and exits with status 1, as docs/protocol.md asks of every bot; with
     ``exit_on_error=False`` it raises ``SessionError`` instead.
+
+    It says on stderr when it connects (address, name, session id), when the session ends
+    (the reason) and when the connection is lost.  With ``reconnect`` (default:
+    ``reconnects_by_default``: on for a ``serve`` arena's TCP address, off for bots that
+    tacocat-arena starts) it reconnects, waiting 1 s, 2 s, 4 s... up to 30 s between
+    attempts, after SERVER_SHUTDOWN or a lost stream, for up to RECONNECT_FOR_S: an arena
+    restart needs nobody to restart their bot.  The summary counts every session's games.
     """
     if strict is None:
         strict = os.environ.get(STRICT_ENV, "") not in ("", "0")
-    try:
-        return _play(bot, address, token, name, max_concurrent_games, strict)
-    except SessionError as error:
-        if not exit_on_error:
-            raise
-        print(error, file=sys.stderr)
-        raise SystemExit(1) from None
+    address = address or os.environ.get("TACOCAT_ARENA_ADDRESS") or DEFAULT_ADDRESS
+    if reconnect is None:
+        reconnect = reconnects_by_default(address)
+    summary = SessionSummary()
+    lost_at: float | None = None
+    attempt = 0
+    while True:
+        try:
+            _play(bot, address, token, name, max_concurrent_games, strict, summary)
+            if not (reconnect and summary.end_reason == "server_shutdown"):
+                return summary
+            why = "the server is shutting down"
+        except SessionError as error:
+            if not (reconnect and summary.sessions and error.status == "UNAVAILABLE"):
+                if not exit_on_error:
+                    raise
+                print(error, file=sys.stderr)
+                raise SystemExit(1) from None
+            why = f"lost the connection to {address} ({error})"
+            if lost_at is not None and time.monotonic() - lost_at > RECONNECT_FOR_S:
+                print(
+                    f"tacocat_bot: gave up reconnecting to {address} after "
+                    f"{RECONNECT_FOR_S:g} s: {error}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                if not exit_on_error:
+                    raise
+                raise SystemExit(1) from None
+        attempt = 0 if summary.session_id else attempt + 1  # a new session resets the backoff
+        if summary.session_id:
+            lost_at = time.monotonic()
+        summary.session_id = ""
+        wait = min(BACKOFF_S[0] * 2**attempt, BACKOFF_S[1]) * (1 + random.random() / 5)
+        print(
+            f"tacocat_bot: {why}; reconnecting in {wait:.1f} s "
+            f"(set {RECONNECT_ENV}=0 to stop instead)",
+            file=sys.stderr,
+            flush=True,
+        )
+        time.sleep(wait)
+
+
+def reconnects_by_default(address: str) -> bool:
+    """Whether a bot reconnects after losing its session: yes for a TCP address (a
+    ``serve`` arena: a student's bot outlives the arena's restart), no for a ``unix:``
+    socket (a sandbox: its launcher restarts it); RECONNECT_ENV (0/1) decides first."""
+    setting = os.environ.get(RECONNECT_ENV, "")
+    if setting:
+        return setting not in ("0", "false", "no")
+    return not address.startswith("unix:")
 
 
 def _play(
     bot: Bot,
-    address: str | None,
+    address: str,
     token: str | None,
     name: str | None,
     max_concurrent_games: int,
     strict: bool,
-) -> SessionSummary:
-    address = address or os.environ.get("TACOCAT_ARENA_ADDRESS") or DEFAULT_ADDRESS
+    summary: SessionSummary,
+) -> None:
+    """One session, until it ends (``summary.end_reason`` says how); SessionError if the
+    referee refuses it or the stream breaks."""
     token = token if token is not None else os.environ.get("TACOCAT_ARENA_TOKEN", "")
     name = name or os.environ.get("TACOCAT_ARENA_BOT") or bot.name
     outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
@@ -139,7 +212,7 @@ def _play(
         while (message := outbox.get()) is not None:
             yield message
 
-    summary = SessionSummary()
+    summary.end_reason = ""
     games: dict[str, _GameInfo] = {}
     policy = _BotErrors(type(bot).__name__, strict, summary)
     with _channel(address) as channel:
@@ -154,6 +227,15 @@ def _play(
                 ended = False
                 for item in batch:
                     ended = _handle(bot, item, games, summary, answers, policy) or ended
+                    if item.HasField("welcome"):
+                        summary.sessions += 1
+                        _say(f"connected to {address} as {name}, session {summary.session_id}")
+                    elif item.HasField("session_end"):
+                        end = item.session_end
+                        _say(
+                            f"session {summary.session_id} ended: {summary.end_reason}"
+                            + (f" ({end.message})" if end.message else "")
+                        )
                 if len(answers) == 1:
                     outbox.put(pb.BotMessage(action=answers[0]))
                 elif answers:
@@ -164,11 +246,17 @@ def _play(
             status = error.code() if hasattr(error, "code") else None
             details = error.details() if hasattr(error, "details") else str(error)
             if status is grpc.StatusCode.CANCELLED:
-                return summary
+                return
+            if summary.session_id:
+                _say(f"lost the connection to {address}, session {summary.session_id}")
             raise SessionError(str(getattr(status, "name", status)), details, address) from None
         finally:
             outbox.put(None)
-    return summary
+
+
+def _say(text: str) -> None:
+    """One line of what the session does, on stderr (the bot's log, under a launcher)."""
+    print(f"tacocat_bot: {text}", file=sys.stderr, flush=True)
 
 
 #: How long ``run`` waits for a referee to listen at its address before it gives up; the
@@ -243,8 +331,11 @@ def _handle(
         )
         summary.errors.append(text)
         log.warning("%s", text)
+    elif case == "welcome":
+        summary.session_id = message.welcome.session_id
     elif case == "session_end":
-        log.info("session ended: %s", message.session_end.message)
+        reason = pb.SessionEndReason.Name(message.session_end.reason)
+        summary.end_reason = reason.removeprefix("SESSION_END_REASON_").lower()
         return True
     return False
 

@@ -26,6 +26,14 @@ const TOKEN = process.env.TACOCAT_ARENA_TOKEN || '';
 const BOT_NAME = process.env.TACOCAT_ARENA_BOT || 'node-greedy';
 const TRACE = Boolean(process.env.TACOCAT_ARENA_TRACE); // print every message to stderr
 const CONNECT_TIMEOUT_MS = 30000;
+// After SERVER_SHUTDOWN or a lost stream, reconnect with backoff (1 s, 2 s, 4 s... up to
+// 30 s, for up to 10 minutes), as the Python SDK does: on for a `serve` arena's TCP address,
+// off for a unix: socket (a sandbox) and whenever TACOCAT_BOT_RECONNECT=0 (every bot that
+// tacocat-arena starts gets it: its launcher restarts it when it must).
+const RECONNECT_SETTING = process.env.TACOCAT_BOT_RECONNECT || '';
+const RECONNECT = RECONNECT_SETTING
+  ? !['0', 'false', 'no'].includes(RECONNECT_SETTING) : !ADDRESS.startsWith('unix:');
+const RECONNECT_FOR_MS = 600000;
 // TACOCAT_BOT_FAIL=attack (or replace, duel, defend) makes decide() throw on that kind of
 // decision, to see the fallback below at work (tests/test_node_bot.py uses it).
 const FAIL_KIND = (process.env.TACOCAT_BOT_FAIL || '').toUpperCase();
@@ -145,6 +153,23 @@ function defaultMove(request) {
 const games = new Map(); // game_id -> { seat, opponent } for the games in progress
 const tally = { WIN: 0, LOSS: 0, DRAW: 0, NO_CONTEST: 0 };
 let sessionEnded = false;
+let sessionEndReason = '';
+let hadSession = false; // a Welcome came on this connection
+let lostAt = null; // when the last session was lost (null: none lost, or back since)
+let attempt = 0;
+
+// Schedule a new connection after a wait; false if reconnecting is off or has lasted too long.
+function reconnect(why) {
+  if (!RECONNECT) return false;
+  if (lostAt === null) lostAt = Date.now();
+  if (Date.now() - lostAt > RECONNECT_FOR_MS) return false;
+  const waitMs = Math.min(1000 * 2 ** attempt, 30000) * (1 + Math.random() / 5);
+  attempt += 1;
+  console.error(`node bot ${BOT_NAME}: ${why}; reconnecting in ${(waitMs / 1000).toFixed(1)} s ` +
+    '(set TACOCAT_BOT_RECONNECT=0 to stop instead)');
+  setTimeout(main, waitMs);
+  return true;
+}
 
 function statusName(code) {
   return Object.keys(grpc.status).find((name) => grpc.status[name] === code) || String(code);
@@ -168,6 +193,9 @@ function onMessage(call, msg) {
   if (TRACE) console.error(`<- ${JSON.stringify(msg)}`);
   switch (msg.message) { // the name of the oneof case that is set (oneofs: true)
     case 'welcome':
+      hadSession = true;
+      lostAt = null;
+      attempt = 0;
       console.error(`node bot ${msg.welcome.bot_name}: connected to ${ADDRESS} ` +
         `(${msg.welcome.server_info}, session ${msg.welcome.session_id}, ` +
         `${msg.welcome.decision_timeout_ms} ms per decision)`);
@@ -210,6 +238,7 @@ function onMessage(call, msg) {
     }
     case 'session_end':
       sessionEnded = true;
+      sessionEndReason = msg.session_end.reason;
       console.error(`node bot: session over (${msg.session_end.reason}: ` +
         `${msg.session_end.message}); won ${tally.WIN}, lost ${tally.LOSS}, drew ${tally.DRAW}`);
       call.end(); // half-close our side; the referee then ends the stream with status OK
@@ -225,20 +254,33 @@ function main() {
     'grpc.keepalive_timeout_ms': 10000,
   });
   // Wait for the referee to listen (a tournament may start bots before it is ready).
+  sessionEnded = false;
+  sessionEndReason = '';
+  hadSession = false;
   client.waitForReady(Date.now() + CONNECT_TIMEOUT_MS, (error) => {
-    if (error) fail(`cannot reach the referee at ${ADDRESS}: ${error.message}`);
+    if (error) {
+      client.close();
+      if (lostAt !== null && reconnect(`no referee at ${ADDRESS} yet`)) return;
+      fail(`cannot reach the referee at ${ADDRESS}: ${error.message}`);
+    }
     // The token goes in Hello.token; `authorization: Bearer <token>` metadata would also do.
     const call = client.Play();
     call.on('data', (msg) => onMessage(call, msg));
     // A non-OK status (UNAUTHENTICATED, FAILED_PRECONDITION, a dropped connection...).
     call.on('error', (error) => {
       if (sessionEnded && error.code === grpc.status.CANCELLED) return;
+      if (hadSession) console.error(`node bot ${BOT_NAME}: lost the connection to ${ADDRESS}`);
+      client.close();
+      if (hadSession && error.code === grpc.status.UNAVAILABLE &&
+          reconnect(`lost the connection to ${ADDRESS}`)) return;
       fail(`the referee ended the session: ${statusName(error.code)}: ${error.details}`);
     });
     // The stream ended with status OK: normally right after SessionEnd.
     call.on('end', () => {
       if (!sessionEnded) console.error('node bot: the stream ended without a SessionEnd');
       client.close();
+      if (sessionEndReason === 'SESSION_END_REASON_SERVER_SHUTDOWN' &&
+          reconnect('the server is shutting down')) return;
       process.exitCode = 0;
     });
     send(call, {

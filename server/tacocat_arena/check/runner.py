@@ -13,10 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import enum
-import os
 import secrets
-import signal
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -36,8 +33,9 @@ from tacocat_arena.check.scenarios import (
     decision_times,
 )
 from tacocat_arena.check.script import CheckFailed
+from tacocat_arena.launch import folder
 from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
-from tacocat_arena.launch.sandbox import Limits, SandboxMode, admit_bot
+from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, admit_bot, resolve_mode
 from tacocat_arena.launch.spec import BotSpec
 
 #: How long one check may take before it is failed (a whole game is well under a second).
@@ -83,6 +81,11 @@ class CheckReport:
     results: list[CheckResult] = field(default_factory=list)
     log_path: str = ""
     log_tail: str = ""
+    #: The sandbox the bot ran in (resolved: bwrap or none) and its limits.
+    sandbox: SandboxMode = SandboxMode.NONE
+    limits: Limits = field(default_factory=Limits)
+    #: What the organizer should know (bwrap missing under ``auto``), said once.
+    notices: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -100,6 +103,7 @@ class CheckReport:
             "passed": self.passed,
             "results": [r.to_json() for r in self.results],
             "log": self.log_path,
+            "sandbox": str(self.sandbox),
         }
 
 
@@ -126,18 +130,32 @@ async def check_bot(
     log_path: Path | None = None,
     cwd: Path | None = None,
     progress: Callable[[CheckResult], None] | None = None,
+    on_start: Callable[[CheckReport], None] | None = None,
     sandbox: SandboxMode = SandboxMode.NONE,
     limits: Limits | None = None,
     env: tuple[tuple[str, str], ...] = (),
 ) -> CheckReport:
     """Start ``command`` (a command line or ``builtin:NAME``) and run every check on it.
 
-    With ``sandbox=BWRAP`` the bot starts as a tournament starts it (``BotProcess``: the
-    bwrap sandbox, its ``cwd`` as its folder, ``limits``, the referee through a Unix socket):
-    the arena's gate checks a submitted version in the sandbox it will play in."""
+    The bot starts as a tournament starts it, by the same launcher (``BotProcess``): its
+    folder by ``launch.folder``'s rule (``cwd`` standing for the config's folder), the
+    pre-flight look at its command, ``limits``, and with ``sandbox=BWRAP`` the bwrap sandbox
+    with the referee through a Unix socket (``AUTO`` is resolved here; the report says
+    which).  So what passes ``check`` starts in ``run``, and the arena's gate checks a
+    submitted version in the sandbox it will play in."""
     spec = dataclasses.replace(BotSpec.checked(name, command), env=env)
     token = secrets.token_hex(16)
     report = CheckReport(command)
+    try:
+        mode = resolve_mode(sandbox, warn=report.notices.append)
+        placement = folder.place(spec, cwd or Path.cwd())
+        folder.preflight(spec, placement, mode)
+    except (SandboxError, folder.FolderError) as error:
+        raise BotCheckError(str(error)) from None
+    report.sandbox = mode
+    report.limits = limits or Limits()
+    if on_start is not None:
+        on_start(report)  # which sandbox and limits, before the first check
 
     def add(result: CheckResult) -> None:
         report.results.append(result)
@@ -146,94 +164,58 @@ async def check_bot(
 
     with contextlib.ExitStack() as stack:
         if log_path is None:
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-check-"))
-            log_path = Path(folder) / f"{name}.log"
+            logs = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-check-"))
+            log_path = Path(logs) / f"{name}.log"
         report.log_path = str(log_path)
         servicer = CheckServicer(token)
         server = grpc.aio.server()
         arena_pb2_grpc.add_ArenaServicer_to_server(servicer, server)
         port = server.add_insecure_port("127.0.0.1:0")
         socket_path = None
-        if sandbox is SandboxMode.BWRAP:
+        if mode is SandboxMode.BWRAP:
             socket_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-"))
             socket_path = Path(socket_dir) / "check.sock"
             server.add_insecure_port(f"unix:{socket_path}")
         await server.start()
         if socket_path is not None:
             admit_bot(socket_path)
-        process = None
-        launched = None
+        bot = BotProcess(
+            spec,
+            Launch(
+                identity=name,
+                token=token,
+                log_path=log_path,
+                cwd=placement.folder,
+                mode=mode,
+                limits=report.limits,
+                tcp_address=f"127.0.0.1:{port}",
+                socket_path=socket_path,
+                argv=placement.argv,
+            ),
+        )
         try:
-            if socket_path is not None:
-                launched = BotProcess(
-                    spec,
-                    Launch(
-                        identity=name,
-                        token=token,
-                        log_path=log_path,
-                        cwd=cwd or Path.cwd(),
-                        mode=SandboxMode.BWRAP,
-                        limits=limits or Limits(),
-                        tcp_address=f"127.0.0.1:{port}",
-                        socket_path=socket_path,
-                    ),
-                )
-                try:
-                    await launched.start()
-                except BotStartError as error:
-                    raise BotCheckError(str(error)) from None
-                process = launched.process
-            else:
-                process = await _start(spec, token, f"127.0.0.1:{port}", log_path, cwd)
-            assert process is not None
-            await _run_checks(servicer, process, allowance_ms, connect_timeout_s, log_path, add)
+            try:
+                await bot.start()
+            except BotStartError as error:
+                raise BotCheckError(str(error)) from None
+            await _run_checks(servicer, bot, allowance_ms, connect_timeout_s, log_path, add)
         finally:
-            if launched is not None:
-                await launched.stop(grace=0.5)
-            elif process is not None:
-                await _stop(process)
+            await bot.stop(grace=0.5)
             await server.stop(grace=0.5)
             report.log_tail = _tail(log_path)
     return report
 
 
-async def _start(
-    spec: BotSpec, token: str, address: str, log_path: Path, cwd: Path | None
-) -> asyncio.subprocess.Process:
-    argv = spec.argv()
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable  # as in a tournament: this Python, venv-proof
-    env = dict(
-        os.environ,
-        TACOCAT_ARENA_ADDRESS=address,
-        TACOCAT_ARENA_TOKEN=token,
-        TACOCAT_ARENA_BOT=spec.name,
-        PYTHONUNBUFFERED="1",
-    )
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
-        try:
-            return await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as error:
-            raise BotCheckError(f"cannot run {spec.command!r}: {error}") from None
-
-
 async def _run_checks(
     servicer: CheckServicer,
-    process: asyncio.subprocess.Process,
+    bot: BotProcess,
     allowance_ms: int,
     connect_timeout_s: float,
     log_path: Path,
     add: Callable[[CheckResult], None],
 ) -> None:
+    process = bot.process
+    assert process is not None, "started"
     exited: asyncio.Future[Any] = asyncio.ensure_future(process.wait())
     connected: asyncio.Future[Any] = servicer.connected
     try:
@@ -306,6 +288,7 @@ async def _run_checks(
     except CheckFailed as failure:
         add(CheckResult("decision-time", Status.FAIL, expected=failure.expected, got=failure.got))
     add(await _session_end(servicer, link, process))
+    await bot.ended(2.0)  # its last output copied into the log
     add(_errors_logged(log_path, ran_errors))
 
 
@@ -410,19 +393,6 @@ async def _settle(process: asyncio.subprocess.Process) -> None:
     """Give a bot whose stream closed a moment to exit, to report its exit code."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(process.wait(), 2.0)
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    """Stop the bot and anything it started (its own process group)."""
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 2.0)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    if process.returncode is None:
-        await process.wait()
 
 
 def _tail(log_path: Path) -> str:

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
-from tacocat_arena.check.runner import BotCheckError, CheckResult, Status, check_bot
+from tacocat_arena.check.runner import (
+    BotCheckError,
+    CheckReport,
+    CheckResult,
+    Status,
+    check_bot,
+)
+from tacocat_arena.launch.sandbox import SandboxMode, describe_limits
 from tacocat_arena.referee.settings import ClockSettings
 from tacocat_arena.tournament.config import ConfigError
 
@@ -27,12 +34,28 @@ def _print(result: CheckResult) -> None:
 
 
 def check_command(
-    command: str, *, as_json: bool, move_timeout_s: float, log: Path | None, name: str
+    command: str,
+    *,
+    as_json: bool,
+    move_timeout_s: float,
+    log: Path | None,
+    name: str,
+    sandbox: SandboxMode = SandboxMode.AUTO,
 ) -> None:
     """Run the checks on ``command``; exit 0 only when every check passed (or was skipped)."""
     allowance_ms = ClockSettings.from_seconds(move_timeout_s).decision_ms
-    if not as_json:
-        click.echo(f"checking {command!r} (decision allowance {allowance_ms} ms)")
+
+    def started(report: CheckReport) -> None:
+        if as_json:
+            return
+        for notice in report.notices:
+            click.echo(f"warning: {notice}", err=True)
+        click.echo(
+            f"checking {command!r} (decision allowance {allowance_ms} ms) in sandbox "
+            f"{report.sandbox}, as a tournament runs it; limits: "
+            f"{describe_limits(report.limits, report.sandbox)}"
+        )
+
     try:
         report = asyncio.run(
             check_bot(
@@ -41,6 +64,8 @@ def check_command(
                 allowance_ms=allowance_ms,
                 log_path=log,
                 progress=None if as_json else _print,
+                sandbox=sandbox,
+                on_start=started,
             )
         )
     except (BotCheckError, ConfigError) as error:

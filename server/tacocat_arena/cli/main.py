@@ -291,14 +291,26 @@ main.add_command(bench)
     help="Keep the bot's output in this file (default: a temporary file).",
 )
 @click.option("--name", default="bot", show_default=True, help="The bot's name in the check.")
-def check(command: str, as_json: bool, move_timeout: float, log: Path | None, name: str) -> None:
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="Confine the bot as `run` does (auto = bwrap where installed).",
+)
+def check(
+    command: str, as_json: bool, move_timeout: float, log: Path | None, name: str, sandbox: str
+) -> None:
     """Put a bot through the protocol's conformance checks: run this first on a new bot.
 
-    COMMAND starts the bot as a tournament would (a command line, or builtin:NAME); it gets
-    TACOCAT_ARENA_ADDRESS, TACOCAT_ARENA_TOKEN and TACOCAT_ARENA_BOT.  Every check prints
-    PASS or FAIL with what was expected and what came back.  Exit code 0 only when all pass.
+    COMMAND starts the bot as a tournament would, by the same launcher: the same folder rule
+    (docs/tournaments.md), sandbox, limits and environment (TACOCAT_ARENA_ADDRESS,
+    TACOCAT_ARENA_TOKEN, TACOCAT_ARENA_BOT); the first line says which sandbox.  Every check
+    prints PASS or FAIL with what was expected and what came back.  Exit code 0 only when
+    all pass.
     """
     from tacocat_arena.cli.check import check_command
+    from tacocat_arena.launch.sandbox import SandboxMode
 
     if move_timeout > 600:
         click.echo(
@@ -307,4 +319,11 @@ def check(command: str, as_json: bool, move_timeout: float, log: Path | None, na
             err=True,
         )
         move_timeout /= 1000
-    check_command(command, as_json=as_json, move_timeout_s=move_timeout, log=log, name=name)
+    check_command(
+        command,
+        as_json=as_json,
+        move_timeout_s=move_timeout,
+        log=log,
+        name=name,
+        sandbox=SandboxMode(sandbox),
+    )

@@ -27,15 +27,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from tacocat_arena.launch.bots import BotStartError, check_command
+from tacocat_arena.launch.bots import BotStartError
 from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builtin
+from tacocat_arena.launch.sandbox import SandboxError
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
 from tacocat_arena.report import render_replay
 from tacocat_arena.report.outputs import OUTPUT_FILES, compute_tables, write_outputs
 from tacocat_arena.report.tables import render_crosstable, render_standings
 from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor, default_report_every
-from tacocat_arena.stats.pair_report import render_pairings
+from tacocat_arena.stats.pair_report import render_pairings, sprt_closing
 from tacocat_arena.stats.sprt import Sprt
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import (
@@ -53,7 +54,7 @@ from tacocat_arena.tournament.executors import (
     run_on_workers,
 )
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
-from tacocat_arena.tournament.runner import TournamentRun, run_tournament
+from tacocat_arena.tournament.runner import TournamentRun, preflight_bots, run_tournament
 from tacocat_arena.tournament.schedule import tournament_plan
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.verify import (
@@ -101,10 +102,8 @@ def run_command(
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     try:
-        for bot in config.bots:
-            if not bot.is_external:
-                check_command(bot, bot.dir or config.base_dir)
-    except BotStartError as error:
+        preflight_bots(config)
+    except (BotStartError, SandboxError) as error:
         raise click.ClickException(str(error)) from None
     try:
         store = TournamentStore(config.out)
@@ -183,7 +182,7 @@ def run_command(
         console.print(line)
     console.print(f"Open the report in a browser: {config.out / 'report.html'}")
     if state is not None:
-        console.print(state.summary(), soft_wrap=True)
+        console.print(sprt_closing(state, tables.pairings), soft_wrap=True)
         if EXIT_CODES[state.decision]:
             raise SystemExit(EXIT_CODES[state.decision])
 
@@ -373,11 +372,19 @@ def _resume_hint(config_file: Path | None, config: TournamentConfig) -> str:
     return " ".join(parts)
 
 
+#: How ``play FILE`` runs a script named alone (it need not be executable, nor on PATH).
+_INTERPRETERS = {".py": "python", ".js": "node", ".mjs": "node"}
+
+
 def match_bots(first: str, second: str) -> list[str]:
-    """``--bot`` specs for ``tacocat-arena play A B``: names from the commands."""
+    """``--bot`` specs for ``tacocat-arena play A B``: names from the commands (a script
+    named alone, ``mine.py``, runs with its interpreter)."""
     specs = []
     for index, text in enumerate((first, second)):
         command = f"builtin:{text}" if text.partition("?")[0] in BUILTIN_BOTS else text
+        interpreter = _INTERPRETERS.get(Path(text).suffix)
+        if interpreter and Path(text).is_file():
+            command = shlex.join([interpreter, text])  # `play mine.py ...`: a script, run
         if is_builtin(command):
             try:
                 name = parse_builtin(command).label

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tacocat_arena.launch import sandbox
+from tacocat_arena.launch import folder, sandbox
 from tacocat_arena.launch.sandbox import BotCgroup, Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee
@@ -36,13 +36,15 @@ class BotStartError(RuntimeError):
     """A bot could not be started or did not connect; the message says why."""
 
 
-def check_command(spec: BotSpec, cwd: Path, *, sandboxed: bool = False) -> None:
-    """BotStartError unless ``spec``'s program can be found (on PATH or in ``cwd``; in the
-    sandbox, on its PATH).
+def check_command(
+    spec: BotSpec, cwd: Path, *, sandboxed: bool = False, argv: list[str] | None = None
+) -> None:
+    """BotStartError unless ``spec``'s program (the first of ``argv``, by default the
+    spec's) can be found (on PATH or in ``cwd``; in the sandbox, on its PATH).
 
     Called before anything is written, so that a typo fails with nothing left behind.
     """
-    argv = spec.argv()
+    argv = spec.argv() if argv is None else argv
     if not argv or argv[0] in ("python", "python3"):
         return  # run with this Python (BotProcess.argv)
     path = sandbox.BASE_ENV["PATH"] if sandboxed else os.environ.get("PATH")
@@ -71,6 +73,8 @@ class Launch:
     peer_check: PeerCheck | None = field(default=None, compare=False)
     #: Debug mode: the bot shares this terminal (stdin too, for breakpoints), no log.
     echo: bool = False
+    #: The command line as ``folder.place`` made it (its paths absolute); None: the spec's.
+    argv: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         # Explicit, not an assert: a sandboxed bot without its own socket would be given the
@@ -155,7 +159,7 @@ class BotProcess:
 
     def argv(self) -> list[str]:
         """The command line; a bare ``python``/``python3`` means this Python (venv-proof)."""
-        argv = self.spec.argv()
+        argv = list(self.launch.argv) if self.launch.argv is not None else self.spec.argv()
         if argv and argv[0] in ("python", "python3"):
             argv[0] = sys.executable
         return argv
@@ -164,11 +168,17 @@ class BotProcess:
         launch = self.launch
         argv = self.argv()
         sandboxed = launch.mode is SandboxMode.BWRAP
-        check_command(self.spec, launch.cwd, sandboxed=sandboxed)
+        check_command(self.spec, launch.cwd, sandboxed=sandboxed, argv=argv)
+        try:
+            folder.preflight(self.spec, folder.Placement(launch.cwd, tuple(argv)), launch.mode)
+        except folder.FolderError as error:
+            raise BotStartError(str(error)) from None
         arena = {
             "TACOCAT_ARENA_TOKEN": launch.token,
             "TACOCAT_ARENA_BOT": launch.identity,
             "PYTHONUNBUFFERED": "1",
+            # Its launcher restarts it when it must: the SDK does not reconnect by itself.
+            "TACOCAT_BOT_RECONNECT": "0",
         }
         if not sandboxed:
             arena["TACOCAT_ARENA_ADDRESS"] = launch.tcp_address

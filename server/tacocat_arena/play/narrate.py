@@ -18,14 +18,28 @@ def narrate(
     record: Mapping[str, Any], names: Sequence[str] = ("seat 0", "seat 1")
 ) -> Iterator[str]:
     """Yield the lines of the account of one game record."""
+    marks = tuple(record.get("ruleset", {}).get("hand_sizes", ()))
     for event in record.get("events", []):
-        yield from describe_event(event, names)
+        yield from describe_event(event, names, marks)
+
+
+def _space(position: int, marks: Sequence[int]) -> str:
+    """A space as the board shows it: by the number printed on it (its hand size), with the
+    engine's position, which the board does not print ("the space marked 7 (position 4)")."""
+    if 1 <= position <= len(marks):
+        return f"the space marked {marks[position - 1]} (position {position})"
+    return f"position {position}"
 
 
 def describe_event(
-    event: Mapping[str, Any], names: Sequence[str] = ("seat 0", "seat 1")
+    event: Mapping[str, Any],
+    names: Sequence[str] = ("seat 0", "seat 1"),
+    marks: Sequence[int] = (),
 ) -> Iterator[str]:
-    """Yield the lines that tell one full event in words (the replay page shows them too)."""
+    """Yield the lines that tell one full event in words (the replay page shows them too).
+
+    ``marks`` are the numbers printed on the spaces (the ruleset's hand sizes, seat 0's side
+    first): a space is named by the number the board shows on it, and its position."""
 
     def who(seat: int | None) -> str:
         return "nobody" if seat is None else f"{names[seat]}"
@@ -33,8 +47,8 @@ def describe_event(
     kind = event["type"]
     if kind == "deal":
         yield (
-            f"Round {event['round']}: the Tacocat is on space {event['position']}, "
-            f"{event['hand_size']} cards each"
+            f"Round {event['round']}: the Tacocat is on "
+            f"{_space(event['position'], marks)}, {event['hand_size']} cards each"
         )
         for seat, hand in enumerate(event.get("hands", ())):  # a spectator's form has none
             yield f"  {who(seat)} is dealt {_cards(hand)}"
@@ -79,9 +93,9 @@ def describe_event(
             yield "  the round is tied: the Tacocat stays, a new round is dealt"
         else:
             yield (
-                f"  {who(event['winner'])} wins the round: the Tacocat moves "
-                f"{event['tacocat_from']} -> {event['tacocat_to']}, space "
-                f"{event['covered']} is covered"
+                f"  {who(event['winner'])} wins the round: the Tacocat moves from position "
+                f"{event['tacocat_from']} to {event['tacocat_to']}, and "
+                f"{_space(event['covered'], marks)} is covered"
             )
     elif kind == "substituted":
         yield (

@@ -83,6 +83,8 @@ class _Table:
 
     def __init__(self, ruleset: Ruleset) -> None:
         self.ruleset = ruleset
+        #: The numbers printed on the spaces (their hand sizes), as the narration names them.
+        self.marks = tuple(ruleset.hand_size_at(p) for p in range(1, ruleset.spaces + 1))
         self.hands: list[list[Card]] | None = None
         self.sizes = [0, 0]
         self.discards: list[Card] = []
@@ -155,7 +157,8 @@ class _Table:
             index=index,
             round=round_number,
             kind=kind,
-            text=tuple(line.strip() for line in describe_event(event, names)) or (kind,),
+            text=tuple(line.strip() for line in describe_event(event, names, self.marks))
+            or (kind,),
             hands=None if hands is None else (tuple(hands[0]), tuple(hands[1])),
             hand_sizes=(self.sizes[0], self.sizes[1]),
             discards=tuple(self.discards),

@@ -58,6 +58,25 @@ def sprt_dict(state: SprtState) -> dict[str, object]:
     }
 
 
+def sprt_closing(state: SprtState, pairings: Sequence[PairStats]) -> str:
+    """The SPRT's closing line, saying what the tables count besides: the test stops at its
+    decision, while the games in flight then still finish and are counted in the tables
+    (and their pairs), so both figures are given, and how they differ."""
+    line = state.summary()
+    pairs = sum(p.pentanomial.pairs for p in pairings)
+    games = sum(p.games for p in pairings)
+    unpaired = sum(p.unpaired for p in pairings)
+    if pairs == state.pairs and not unpaired:
+        return f"{line} ({games} games, as in the tables)"
+    after = pairs - state.pairs
+    return (
+        f"{line} ({2 * state.pairs} games); the tables count every finished game: {pairs} "
+        f"pairs and {games} games, as {after} more pair{'s' if after != 1 else ''}"
+        + (f" and {unpaired} unpaired game{'s' if unpaired != 1 else ''}" if unpaired else "")
+        + " finished after the decision, in flight"
+    )
+
+
 def _estimate_cells(stats: PairStats) -> list[str]:
     found = stats.estimate
     if found is None:

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.engine import Outcome, Termination
-from tacocat_arena.launch import sandbox
-from tacocat_arena.launch.bots import BotProcess, ExternalBot, Launch
+from tacocat_arena.launch import folder, sandbox
+from tacocat_arena.launch.bots import BotProcess, BotStartError, ExternalBot, Launch, check_command
 from tacocat_arena.launch.sandbox import SandboxMode, describe_limits, resolve_mode
 from tacocat_arena.launch.scratch import owned_folder
 from tacocat_arena.referee import GameReport, Referee, start_server
@@ -208,9 +208,12 @@ def _sandbox_modes(
 ) -> dict[str, SandboxMode]:
     """Each started bot's resolved sandbox; the organizer is told them and the limits."""
     started = [bot for bot in config.bots if not bot.is_external]
-    modes = {
-        bot.name: resolve_mode(bot.sandbox or config.sandbox, warn=on_notice) for bot in started
+    # Each mode asked for is resolved once: its warning (no bwrap under auto) said once.
+    resolved = {
+        asked: resolve_mode(asked, warn=on_notice)
+        for asked in dict.fromkeys(bot.sandbox or config.sandbox for bot in started)
     }
+    modes = {bot.name: resolved[bot.sandbox or config.sandbox] for bot in started}
     if started:
         by_mode: dict[SandboxMode, list[str]] = {}
         for name, mode in modes.items():
@@ -244,7 +247,8 @@ def _processes(
         if bot.is_external:
             processes[ident] = ExternalBot(bot)
             continue
-        own_dir = bot.dir or config.base_dir
+        placement = folder.place(bot, config.base_dir)
+        own_dir = placement.folder
         processes[ident] = BotProcess(
             bot,
             Launch(
@@ -260,6 +264,7 @@ def _processes(
                 log_limit_bytes=config.log_limit_kib * 1024,
                 peer_check=peer_check,
                 echo=config.debug,
+                argv=placement.argv,
             ),
         )
     return processes
@@ -327,6 +332,24 @@ async def _play_all(
     return played, unplayed
 
 
+def preflight_bots(config: TournamentConfig) -> None:
+    """Before anything is written: BotStartError if a started bot's program cannot be found
+    or its command names a path its sandbox will not show (``launch.folder``); SandboxError
+    if a bot asks for bwrap where there is none."""
+    for bot in config.bots:
+        if bot.is_external:
+            continue
+        mode = resolve_mode(bot.sandbox or config.sandbox, warn=lambda _: None)  # said later
+        placement = folder.place(bot, config.base_dir)
+        check_command(
+            bot, placement.folder, sandboxed=mode is SandboxMode.BWRAP, argv=list(placement.argv)
+        )
+        try:
+            folder.preflight(bot, placement, mode)
+        except folder.FolderError as error:
+            raise BotStartError(str(error)) from None
+
+
 def twin_phases(
     todo: Sequence[PlannedGame], twins: bool, pairs_per_phase: int | None = None
 ) -> list[list[PlannedGame]]:
@@ -371,12 +394,13 @@ async def _bring_in(
 
 def _private_paths(config: TournamentConfig) -> list[Path]:
     """What no sandboxed bot may see even inside its own folder: the config file, the
-    output folder (the store, the logs) and every bot's folder (each bot's own is taken
-    out of the list for it)."""
+    output folder (the store, the logs) and every bot's folder but the config's own (each
+    bot's own is taken out of the list for it)."""
     paths = [config.out.resolve()]
     if config.config_file is not None:
         paths.append(config.config_file)
-    paths += [bot.dir for bot in config.bots if bot.dir is not None]
+    placed = (folder.place(bot, config.base_dir).folder for bot in config.bots if bot.command)
+    paths += [path for path in placed if path != config.base_dir]
     return paths
 
 

@@ -1,0 +1,116 @@
+"""A bot's folder, and the pre-flight look at its command before any game.
+
+A sandboxed bot sees of the disk only its folder, the system (read-only) and the arena's
+Python; so where its folder is decides whether its command can work at all.  The rule, the
+same for ``run``, ``play``, ``check``, workers and the arena (every launcher goes through
+``place``):
+
+- the bot's ``dir`` when it is given (a config's ``dir = ...``);
+- else, when the command names an existing file (``node ../other/bot.js``,
+  ``./build/bot``), that file's folder, the command's paths then made absolute;
+- else the config file's folder (the current folder for ``--bot``).
+
+``preflight`` then catches, before any game and before anything is written, any path the
+command names that the sandbox will not show, and says the two fixes: a ``dir`` holding
+everything the bot needs, or ``--sandbox none`` for code you trust.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tacocat_arena.launch import sandbox
+from tacocat_arena.launch.builtins import is_builtin
+from tacocat_arena.launch.sandbox import SandboxMode
+from tacocat_arena.launch.spec import BotSpec
+
+#: The host's top folders every sandbox shows (read-only), besides the bot's own folder.
+_SHOWN_TOPS = (*sandbox.SYSTEM_FOLDERS, "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/dev")
+
+
+class FolderError(RuntimeError):
+    """A bot's command names a path its sandbox will not show; the message says the fixes."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a bot runs and with what command line: its folder and its arguments."""
+
+    folder: Path
+    argv: tuple[str, ...]
+
+
+def place(spec: BotSpec, base_dir: Path) -> Placement:
+    """The bot's folder and command line by the module's rule (builtins: ``base_dir``)."""
+    argv = spec.argv()
+    if spec.dir is not None or is_builtin(spec.command):
+        return Placement(spec.dir or base_dir, tuple(argv))
+    named = [_existing(word, base_dir) for word in argv]
+    system = _system_paths()
+    first = next(
+        (p for p in named if p is not None and p.is_file() and not _inside(p, system)), None
+    )
+    if first is None or first.parent == base_dir.resolve():
+        return Placement(base_dir, tuple(argv))
+    absolute = [
+        str(path) if path is not None else word for word, path in zip(argv, named, strict=True)
+    ]
+    return Placement(first.parent, tuple(absolute))
+
+
+def preflight(spec: BotSpec, placement: Placement, mode: SandboxMode) -> None:
+    """FolderError if ``mode`` is the bwrap sandbox and the command names an existing path
+    it will not show (outside the bot's folder, the system and the arena's Python)."""
+    if mode is not SandboxMode.BWRAP:
+        return
+    folder = placement.folder.resolve()
+    shown = [folder, *_system_paths()]
+    for index, word in enumerate(placement.argv):
+        path = _existing(word, folder)
+        if path is None or _inside(path, shown):
+            continue
+        if index == 0 and Path(word).is_absolute() and path.is_file():
+            continue  # a program named by its absolute path is mounted alone (BotProcess)
+        raise FolderError(
+            f"bot {spec.name!r}: its command names {path}, which the sandbox (bwrap) does "
+            f"not show: a sandboxed bot sees only its folder {folder}, the system and the "
+            "arena's Python. Either give the bot a folder holding all it needs (in the "
+            f'config: dir = "{_common(folder, path)}"), or, for code you trust, run it '
+            "unsandboxed with --sandbox none"
+        )
+
+
+def _system_paths() -> list[Path]:
+    """What every sandbox shows besides the bot's folder: the system, the arena's Python."""
+    return [*sandbox.code_paths(), *(Path(top) for top in _SHOWN_TOPS)]
+
+
+def _existing(word: str, base: Path) -> Path | None:
+    """The existing file or folder ``word`` names (an option's value too: ``--x=PATH``),
+    relative to ``base``; None for a word that names none."""
+    if word.startswith("-"):
+        word = word.partition("=")[2]
+    if not word or "\0" in word:
+        return None
+    candidate = Path(word) if Path(word).is_absolute() else base / word
+    if "/" not in word and not candidate.is_file():
+        return None  # a bare word ("node", "main") is a program or a value, not a path
+    try:
+        return candidate.resolve() if candidate.exists() else None
+    except (OSError, RuntimeError):
+        return None
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def _common(folder: Path, path: Path) -> str:
+    """The nearest folder holding both the bot's folder and ``path``."""
+    parts = []
+    for mine, theirs in zip(folder.parts, path.parts, strict=False):
+        if mine != theirs:
+            break
+        parts.append(mine)
+    return str(Path(*parts)) if parts else "/"

@@ -1,0 +1,122 @@
+"""SDK sessions tell what happens, and outlive a restart of ``serve``.
+
+A real ``tacocat-arena serve`` on a fixed loopback port and SDK bots in their own processes
+(tests/bots/ladder_bot.py): each bot says on stderr when it connects (address, name,
+session), when its session ends (the reason) and when the connection is lost; after
+SERVER_SHUTDOWN (SIGTERM) or a lost stream (SIGKILL) it reconnects by itself, with backoff,
+to the arena started again on the same port.  With TACOCAT_BOT_RECONNECT=0 it ends instead.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+from pathlib import Path
+
+import pytest
+from arena_support import (  # tests/ (pytest pythonpath)
+    ArenaProcess,
+    BotProc,
+    add_players,
+    games_of,
+    start_arena,
+    start_bot,
+    wait_until,
+)
+
+from tacocat_bot.client import reconnects_by_default
+
+pytestmark = [pytest.mark.slow]
+
+
+@pytest.fixture
+def cleanup() -> object:
+    """Processes registered here are killed at the end of the test, whatever happened."""
+    started: list[BotProc | ArenaProcess] = []
+    yield started
+    for item in reversed(started):
+        if isinstance(item, BotProc):
+            item.kill()
+        else:
+            item.stop(signal.SIGKILL, timeout=10)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _connected(arena: ArenaProcess) -> dict[str, str]:
+    return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}
+
+
+def _sessions(bot: BotProc) -> list[str]:
+    """The sessions the bot said it connected to, in order."""
+    return re.findall(r"tacocat_bot: connected to \S+ as \S+, session (\S+)", bot.output())
+
+
+def test_sdk_bots_reconnect_after_shutdown_and_after_a_lost_stream(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    port = _free_port()
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    assert arena.address == f"127.0.0.1:{port}"
+    ann, ben = (start_bot(n, tokens[n], arena.address, tmp_path) for n in ("ann", "ben"))
+    cleanup += [ann, ben]
+    wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "ann's first games")
+    first = _connected(arena)["ann"]
+    assert f"tacocat_bot: connected to {arena.address} as ann, session {first}" in ann.output()
+
+    # SIGTERM: the bots are told SERVER_SHUTDOWN, say so, and reconnect to the new arena.
+    arena.stop(signal.SIGTERM)
+    wait_until(lambda: "ended: server_shutdown" in ann.output(), 30, "ann told of the shutdown")
+    assert "reconnecting in " in ann.output() and ann.process.poll() is None
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    wait_until(lambda: {"ann", "ben"} <= set(_connected(arena)), 60, "both back, by themselves")
+    before = games_of(arena).get("ann", 0)
+    wait_until(lambda: games_of(arena).get("ann", 0) >= before + 2, 60, "games after restart")
+    assert len(_sessions(ann)) == 2 and _sessions(ann)[-1] == _connected(arena)["ann"]
+
+    # kill -9: the stream is lost; the bots say so and come back to the arena started again.
+    arena.process.send_signal(signal.SIGKILL)
+    arena.process.wait(10)
+    wait_until(lambda: "lost the connection to" in ben.output(), 30, "ben noticing the loss")
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    wait_until(lambda: {"ann", "ben"} <= set(_connected(arena)), 90, "both back after kill -9")
+    assert len(_sessions(ben)) == 3, ben.output()
+    assert ann.process.poll() is None and ben.process.poll() is None
+
+
+def test_with_reconnect_off_a_bot_ends_at_shutdown(tmp_path: Path, cleanup: list) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben")
+    arena = start_arena(folder)
+    cleanup.append(arena)
+    off = {"TACOCAT_BOT_RECONNECT": "0"}
+    bots = [start_bot(n, tokens[n], arena.address, tmp_path, env=off) for n in tokens]
+    cleanup.extend(bots)
+    wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "the first games")
+    arena.stop(signal.SIGTERM)
+    for bot in bots:
+        assert bot.process.wait(30) == 0, bot.output()
+        assert "ended: server_shutdown" in bot.output()
+        assert "reconnecting" not in bot.output()
+
+
+def test_reconnecting_is_on_for_serve_addresses_and_off_for_launched_bots(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TACOCAT_BOT_RECONNECT", raising=False)
+    assert reconnects_by_default("arena.example.org:50051")
+    assert not reconnects_by_default("unix:/run/tacocat/arena.sock")  # a sandbox's socket
+    monkeypatch.setenv("TACOCAT_BOT_RECONNECT", "0")  # what every launcher sets
+    assert not reconnects_by_default("127.0.0.1:50051")
+    monkeypatch.setenv("TACOCAT_BOT_RECONNECT", "1")
+    assert reconnects_by_default("unix:/run/tacocat/arena.sock")
