@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from arena_support import (  # tests/ (pytest pythonpath)
-    ArenaProcess,
     BotProc,
     add_players,
+    connected_sessions,
     games_of,
     start_arena,
     start_bot,
@@ -30,26 +30,10 @@ from tacocat_bot.client import reconnects_by_default
 pytestmark = [pytest.mark.slow]
 
 
-@pytest.fixture
-def cleanup() -> object:
-    """Processes registered here are killed at the end of the test, whatever happened."""
-    started: list[BotProc | ArenaProcess] = []
-    yield started
-    for item in reversed(started):
-        if isinstance(item, BotProc):
-            item.kill()
-        else:
-            item.stop(signal.SIGKILL, timeout=10)
-
-
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _connected(arena: ArenaProcess) -> dict[str, str]:
-    return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}
 
 
 def _sessions(bot: BotProc) -> list[str]:
@@ -69,7 +53,7 @@ def test_sdk_bots_reconnect_after_shutdown_and_after_a_lost_stream(
     ann, ben = (start_bot(n, tokens[n], arena.address, tmp_path) for n in ("ann", "ben"))
     cleanup += [ann, ben]
     wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "ann's first games")
-    first = _connected(arena)["ann"]
+    first = connected_sessions(arena)["ann"]
     assert f"tacocat_bot: connected to {arena.address} as ann, session {first}" in ann.output()
 
     # SIGTERM: the bots are told SERVER_SHUTDOWN, say so, and reconnect to the new arena.
@@ -78,10 +62,12 @@ def test_sdk_bots_reconnect_after_shutdown_and_after_a_lost_stream(
     assert "reconnecting in " in ann.output() and ann.process.poll() is None
     arena = start_arena(folder, "--port", str(port))
     cleanup.append(arena)
-    wait_until(lambda: {"ann", "ben"} <= set(_connected(arena)), 60, "both back, by themselves")
+    wait_until(
+        lambda: {"ann", "ben"} <= set(connected_sessions(arena)), 60, "both back, by themselves"
+    )
     before = games_of(arena).get("ann", 0)
     wait_until(lambda: games_of(arena).get("ann", 0) >= before + 2, 60, "games after restart")
-    assert len(_sessions(ann)) == 2 and _sessions(ann)[-1] == _connected(arena)["ann"]
+    assert len(_sessions(ann)) == 2 and _sessions(ann)[-1] == connected_sessions(arena)["ann"]
 
     # kill -9: the stream is lost; the bots say so and come back to the arena started again.
     arena.process.send_signal(signal.SIGKILL)
@@ -89,7 +75,9 @@ def test_sdk_bots_reconnect_after_shutdown_and_after_a_lost_stream(
     wait_until(lambda: "lost the connection to" in ben.output(), 30, "ben noticing the loss")
     arena = start_arena(folder, "--port", str(port))
     cleanup.append(arena)
-    wait_until(lambda: {"ann", "ben"} <= set(_connected(arena)), 90, "both back after kill -9")
+    wait_until(
+        lambda: {"ann", "ben"} <= set(connected_sessions(arena)), 90, "both back after kill -9"
+    )
     assert len(_sessions(ben)) == 3, ben.output()
     assert ann.process.poll() is None and ben.process.poll() is None
 
