@@ -3,14 +3,14 @@
 Each pairing plays ``pairs`` deals twice, the seats swapped (as tournaments do): on the
 engine with no referee, or with ``over_wire`` as users play them, each bot its own process
 (``python -m example_bots SPEC``, the SDK's ``run``) talking to a referee on loopback gRPC
-under its default clock (1 s a decision).  The games go one at a time in the same order
-both ways, so the bots, seeded alike, play the same moves (tests/test_parity.py): the two
-tables are equal unless a bot's code fails over the wire (``fallbacks``) or it runs out of
-time (``forfeits``), which the over-the-wire table counts.  A pair's score is the first
-bot's mean over its two games (a win 1, a draw 1/2), and the table gives the mean over pairs
-with a 95% interval (``1.96 * sd / sqrt(pairs)``, the pairs being independent).  This is
-the ladder of baselines that docs/sdk.md quotes.  Bots are seeded from ``seed`` so that a
-run can be repeated.
+under its default clock (1 s a decision; ``decision_ms`` gives more).  The games go one at
+a time in the same order both ways, so the bots, seeded alike, play the same moves
+(tests/test_parity.py): the two tables are equal unless a bot's code fails over the wire
+(``fallbacks``) or it runs out of time (``forfeits``), which the over-the-wire table counts.
+A pair's score is the first bot's mean over its two games (a win 1, a draw 1/2), and the
+table gives the mean over pairs with a 95% interval (``1.96 * sd / sqrt(pairs)``, the pairs
+being independent).  This is the ladder of baselines that docs/sdk.md quotes.  Bots are
+seeded from ``seed`` so that a run can be repeated.
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ from dataclasses import dataclass
 from tacocat_arena.engine import DEFAULT_RULESET
 from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 from tacocat_arena.play.local import play_game
-from tacocat_arena.referee import Referee, RefereeSettings, start_server
+from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
 
 DEFAULT_LADDER = ("random", "greedy", "search", "ismcts")
+#: The referee's default allowance per decision, as ``play`` and ``run`` give it.
+DEFAULT_DECISION_MS = ClockSettings().decision_ms
 
 
 @dataclass(frozen=True)
@@ -66,16 +68,20 @@ def bench_bots(
     pairs: int = 20,
     seed: int = 1,
     over_wire: bool = False,
+    decision_ms: int = DEFAULT_DECISION_MS,
     progress: Callable[[str], None] | None = None,
 ) -> list[Pairing]:
     """Play every pairing of ``specs`` (built-in names or ``builtin:NAME?key=value``), in
-    process or, with ``over_wire``, as bot processes over a loopback referee."""
+    process or, with ``over_wire``, as bot processes over a loopback referee whose clock
+    gives ``decision_ms`` a decision (the referee's default; more on a loaded machine)."""
     parsed = [parse_builtin(spec) for spec in specs]
-    play = _pairing_over_wire if over_wire else _pairing
     results = []
     for i, first in enumerate(parsed):
         for second in parsed[i + 1 :]:
-            results.append(play(first, second, pairs, seed))
+            if over_wire:
+                results.append(_pairing_over_wire(first, second, pairs, seed, decision_ms))
+            else:
+                results.append(_pairing(first, second, pairs, seed))
             if progress is not None:
                 last = results[-1]
                 failures = (
@@ -102,13 +108,14 @@ def _pairing(first: BuiltinSpec, second: BuiltinSpec, pairs: int, seed: int) -> 
     return Pairing(first.label, second.label, tuple(scores), time.process_time() - start)
 
 
-def _pairing_over_wire(first: BuiltinSpec, second: BuiltinSpec, pairs: int, seed: int) -> Pairing:
+def _pairing_over_wire(
+    first: BuiltinSpec, second: BuiltinSpec, pairs: int, seed: int, decision_ms: int
+) -> Pairing:
     """``_pairing`` as users play it: the same deals and seeds, in the same order."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.process_time()
-    scores, fallbacks, forfeits = asyncio.run(
-        _wire_games((_seeded(first, seed), _seeded(second, seed + 1)), pairs, seed)
-    )
+    bots = (_seeded(first, seed), _seeded(second, seed + 1))
+    scores, fallbacks, forfeits = asyncio.run(_wire_games(bots, pairs, seed, decision_ms))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     children = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     cpu = time.process_time() - start + children  # the referee's and both bots'
@@ -123,11 +130,11 @@ def _seeded(spec: BuiltinSpec, seed: int) -> BuiltinSpec:
 
 
 async def _wire_games(
-    bots: tuple[BuiltinSpec, BuiltinSpec], pairs: int, seed: int
+    bots: tuple[BuiltinSpec, BuiltinSpec], pairs: int, seed: int, decision_ms: int
 ) -> tuple[tuple[float, ...], int, int]:
     names = ("first", "second")
     tokens = {name: secrets.token_hex(16) for name in names}
-    referee = Referee(tokens, RefereeSettings())
+    referee = Referee(tokens, RefereeSettings(clock=ClockSettings(decision_ms=decision_ms)))
     server, port = await start_server(referee)
     processes = []
     try:
@@ -175,7 +182,9 @@ def _points(winner: int | None, seat: int) -> float:
     return 0.5 if winner is None else float(winner == seat)
 
 
-def render_table(results: Sequence[Pairing], *, over_wire: bool = False) -> str:
+def render_table(
+    results: Sequence[Pairing], *, over_wire: bool = False, decision_ms: int = DEFAULT_DECISION_MS
+) -> str:
     """A Markdown crosstable (row's score against column, 95% interval) and the ladder;
     ``over_wire`` adds a line counting fallback moves and forfeits (0 is a figure too)."""
     names: list[str] = []
@@ -202,7 +211,8 @@ def render_table(results: Sequence[Pairing], *, over_wire: bool = False) -> str:
         games = 2 * sum(len(r.pair_scores) for r in results)
         lines += [
             "",
-            f"Over the referee (loopback gRPC, bots as processes, 1 s a decision): {games} "
+            f"Over the referee (loopback gRPC, bots as processes, {decision_ms} ms a decision): "
+            f"{games} "
             f"games, {sum(r.fallbacks for r in results)} fallback moves (a bot's code "
             f"raised), {sum(r.forfeits for r in results)} forfeits.",
         ]

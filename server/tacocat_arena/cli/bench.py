@@ -275,12 +275,25 @@ def bench_report_command(games: int, bots: int) -> None:
     help="Play as users do: each bot its own process, over a referee on loopback gRPC (1 s a "
     "decision); the table then counts fallback moves and forfeits.",
 )
-def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...], over_wire: bool) -> None:
+@click.option(
+    "--move-timeout",
+    type=float,
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --over-wire: the referee's time per decision (raise it on a loaded machine).",
+)
+def bench_bots_command(
+    pairs: int, seed: int, bots: tuple[str, ...], over_wire: bool, move_timeout: float
+) -> None:
     """Every built-in against every other over duplicate pairs: a table of scores with 95%
     intervals (the ladder of baselines in docs/sdk.md)."""
     from tacocat_arena.bench.bots import DEFAULT_LADDER, bench_bots, render_table
     from tacocat_arena.launch.builtins import BuiltinError
 
+    decision_ms = round(move_timeout * 1000)
+    if decision_ms < 1:
+        raise click.UsageError("--move-timeout must be at least 0.001 s")
     if pairs < 2 or len(bots) == 1:
         raise click.UsageError("--pairs must be >= 2, and give two --bot or more (or none)")
     try:
@@ -289,11 +302,12 @@ def bench_bots_command(pairs: int, seed: int, bots: tuple[str, ...], over_wire: 
             pairs=pairs,
             seed=seed,
             over_wire=over_wire,
+            decision_ms=decision_ms,
             progress=lambda t: click.echo(t, err=True),
         )
     except BuiltinError as error:
         raise click.ClickException(str(error)) from None
-    click.echo(render_table(results, over_wire=over_wire))
+    click.echo(render_table(results, over_wire=over_wire, decision_ms=decision_ms))
 
 
 @bench.command("envs")
