@@ -113,8 +113,12 @@ def test_one_process_two_workers_and_a_cluster_play_the_same_games(
             with sqlite3.connect(outs[kind] / "tournament.sqlite") as copy:
                 source.backup(copy)
                 copy.execute("DELETE FROM games")
-    _finish(_run(outs["workers"], "--workers", "2", bots=DETERMINISTIC))
-    _finish(_run(outs["dask"], "--cluster", local.scheduler_address, bots=DETERMINISTIC))
+    on_workers = _finish(_run(outs["workers"], "--workers", "2", bots=DETERMINISTIC))
+    on_dask = _finish(_run(outs["dask"], "--cluster", local.scheduler_address, bots=DETERMINISTIC))
+    # Both say which sandbox the bots run in and their limits, as a run in one process does.
+    for output in (on_workers, on_dask):
+        assert "Sandbox: " in output and " for g, h, t" in output, output[:2000]
+        assert "Limits per bot process (" in output, output[:2000]
     one = _games(outs["one"])
     assert len(one) == 3 * 4
     assert _games(outs["workers"]) == one

@@ -54,7 +54,12 @@ from tacocat_arena.tournament.executors import (
     run_on_workers,
 )
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
-from tacocat_arena.tournament.runner import TournamentRun, preflight_bots, run_tournament
+from tacocat_arena.tournament.runner import (
+    TournamentRun,
+    preflight_bots,
+    run_tournament,
+    sandbox_modes,
+)
 from tacocat_arena.tournament.schedule import tournament_plan
 from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.verify import (
@@ -308,6 +313,7 @@ def _run_with_progress(
         progress.console.print(
             f"Games run on {executor.description}, in batches of duplicate pairs"
         )
+        sandbox_modes(config, progress.console.print)  # as each worker starts its bots
         with progress:
             return run_on_workers(config, store, executor, on_start=on_start, on_game=on_game)
     with progress:

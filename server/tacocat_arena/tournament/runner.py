@@ -98,7 +98,7 @@ async def run_tournament(
     if not todo:
         return TournamentRun(len(plan), len(plan), 0)
 
-    modes = _sandbox_modes(config, on_notice)
+    modes = sandbox_modes(config, on_notice)
 
     all_ids = {ident: bot for bot in config.bots for ident in identities(bot, config.twins)}
     secrets_by_name = {ident: secrets.token_urlsafe(24) for ident in all_ids}
@@ -203,10 +203,11 @@ def _sockets(
     return socket_dir, sockets
 
 
-def _sandbox_modes(
+def sandbox_modes(
     config: TournamentConfig, on_notice: Callable[[str], None]
 ) -> dict[str, SandboxMode]:
-    """Each started bot's resolved sandbox; the organizer is told them and the limits."""
+    """Each started bot's resolved sandbox; the organizer is told them and the limits (by
+    ``run`` before it hands games to workers too: they start their bots the same way)."""
     started = [bot for bot in config.bots if not bot.is_external]
     # Each mode asked for is resolved once: its warning (no bwrap under auto) said once.
     resolved = {
