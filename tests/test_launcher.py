@@ -157,3 +157,17 @@ def test_the_node_bot_copied_elsewhere_passes_check_and_plays_run(tmp_path: Path
         "--sandbox", "bwrap", "--out", str(tmp_path / "out"), "--quiet", cwd=start,
     )  # fmt: skip
     assert played.returncode == 0, played.stdout + played.stderr
+
+
+def test_the_no_bwrap_warning_is_said_once_for_all_bots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``auto`` without bwrap, the paragraph was printed once per bot (3 times)."""
+    from tacocat_arena.tournament.config import load_config
+    from tacocat_arena.tournament.runner import sandbox_modes
+
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    config = load_config(None, {}, ("a=builtin:random", "b=builtin:greedy", "c=builtin:search"))
+    notices: list[str] = []
+    modes = sandbox_modes(config, notices.append)
+    assert set(modes.values()) == {SandboxMode.NONE}
+    assert sum("bubblewrap (bwrap) is not available" in n for n in notices) == 1, notices
+    assert any(n.startswith("Sandbox: none for a, b, c") for n in notices), notices
