@@ -404,7 +404,8 @@ def write_legal(
 # The option messages depend only on a few small tuples, which repeat across decisions and
 # games: they are built once and kept serialised (parsing them into the request is as fast
 # as copying a message, and bytes, unlike messages, are nothing the cyclic garbage
-# collector has to walk: these caches hold tens of thousands of entries).
+# collector has to walk).  A few thousand each: the hands keep coming for tens of thousands
+# of games, and a cache that only fills looks like a leak in a long-running arena.
 @lru_cache(maxsize=64)
 def _replace_options(max_discard: int, simultaneous: bool, second: bool) -> bytes:
     return pb.LegalOptions(
@@ -414,7 +415,7 @@ def _replace_options(max_discard: int, simultaneous: bool, second: bool) -> byte
     ).SerializeToString()
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def _hand_options(duel: bool, hand: tuple[Card, ...]) -> bytes:
     # Keyed by a bool, not the DecisionKind: a key holding an enum member stays tracked.
     if duel:
@@ -426,7 +427,7 @@ def _hand_options(duel: bool, hand: tuple[Card, ...]) -> bytes:
     return message.SerializeToString()
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def _defend_options(attack: tuple[Card, ...], hand: tuple[Card, ...]) -> bytes:
     options = defence_options(attack, hand)
     return pb.LegalOptions(
