@@ -9,9 +9,12 @@ to the arena started again on the same port.  With TACOCAT_BOT_RECONNECT=0 it en
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import signal
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,8 @@ from arena_support import (  # tests/ (pytest pythonpath)
 from tacocat_bot.client import reconnects_by_default
 
 pytestmark = [pytest.mark.slow]
+
+NODE_DIR = Path(__file__).resolve().parents[1] / "example_bots" / "node"
 
 
 def _free_port() -> int:
@@ -108,3 +113,41 @@ def test_reconnecting_is_on_for_serve_addresses_and_off_for_launched_bots(
     assert not reconnects_by_default("127.0.0.1:50051")
     monkeypatch.setenv("TACOCAT_BOT_RECONNECT", "1")
     assert reconnects_by_default("unix:/run/tacocat/arena.sock")
+
+
+def test_the_node_example_reconnects_after_a_serve_restart(tmp_path: Path, cleanup: list) -> None:
+    """example_bots/node/bot.js does as the SDK: it outlives SIGTERM of the arena."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node or npm is not on PATH (install Node.js 18+ to test example_bots/node)")
+    if not (NODE_DIR / "node_modules").is_dir():
+        installed = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", "--prefer-offline"],
+            cwd=NODE_DIR, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if installed.returncode != 0:
+            pytest.skip(f"`npm ci` in example_bots/node failed: {installed.stderr[-300:]}")
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "nod")
+    port = _free_port()
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    log = tmp_path / "nod.log"
+    with open(log, "w") as handle:
+        process = subprocess.Popen(
+            [node, str(NODE_DIR / "bot.js")],
+            env={**os.environ, "TACOCAT_ARENA_ADDRESS": arena.address,
+                 "TACOCAT_ARENA_BOT": "nod", "TACOCAT_ARENA_TOKEN": tokens["nod"]},
+            stdout=handle, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+    nod = BotProc("nod", process, log)
+    cleanup.append(nod)
+    cleanup.append(start_bot("ann", tokens["ann"], arena.address, tmp_path))
+    wait_until(lambda: games_of(arena).get("nod", 0) >= 2, 60, "nod's first games")
+    arena.stop(signal.SIGTERM)
+    wait_until(lambda: "reconnecting in " in nod.output(), 30, "nod deciding to reconnect")
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    wait_until(lambda: "nod" in connected_sessions(arena), 60, "nod back by itself")
+    assert process.poll() is None, nod.output()
+    assert nod.output().count("connected to ") == 2, nod.output()
