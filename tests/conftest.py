@@ -5,7 +5,7 @@ watched page in it; ``axe_source`` (tests/a11y_support.py): axe-core for the acc
 audit. The tests that use them skip with the reason where there is none.  ``cleanup``: arena
 and bot processes killed at the end of a test (the arena tests').
 
-``tmp_path`` is world-readable: a root runner's sandboxed bots run as uid 65534, and pytest
+``tmp_path`` and ``mktemp`` folders are world-readable: a root runner's sandboxed bots run as uid 65534, and pytest
 makes it 0700 (bots in a folder of their own, as organizers keep them, read it as is).
 """
 
@@ -19,12 +19,20 @@ import pytest
 pytest_plugins = ["browser_support", "a11y_support"]
 
 
-@pytest.fixture
-def tmp_path(tmp_path: Path) -> Path:
-    """pytest's, readable by the sandbox's uid (the folders above it do not matter)."""
-    if os.geteuid() == 0:
-        tmp_path.chmod(0o755)
-    return tmp_path
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_folders_readable_by_bots(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every folder ``tmp_path`` and ``tmp_path_factory.mktemp`` make is readable by the
+    sandbox's uid when the tests run as root (the folders above them do not matter)."""
+    if os.geteuid() != 0:
+        return
+    mktemp = tmp_path_factory.mktemp
+
+    def readable_mktemp(basename: str, numbered: bool = True) -> Path:
+        folder = mktemp(basename, numbered)
+        folder.chmod(0o755)
+        return folder
+
+    tmp_path_factory.mktemp = readable_mktemp  # type: ignore[method-assign]
 
 
 @pytest.fixture

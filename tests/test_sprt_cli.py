@@ -109,7 +109,7 @@ def test_the_monitor_counts_pairs_in_plan_order_and_stops_on_a_decision() -> Non
 def test_the_closing_line_counts_the_pairs_and_games_the_tables_count() -> None:
     """The test stops at 53 pairs; the games in flight finish: the tables have 54 pairs and
     one unpaired game, and the closing line says both (it said only the test's 53)."""
-    plan = round_robin(["new", "old"], 200, 5)
+    plan = round_robin(["new", "old"], 200, 5, secret="s")
     monitor = MatchMonitor(plan, "new", "old", Sprt(0, 20))
     results = [
         GameResult(game.game_id, game.seats, game.seed, game.seats.index("new"), "goal", 2,
