@@ -5,8 +5,9 @@ watched page in it; ``axe_source`` (tests/a11y_support.py): axe-core for the acc
 audit. The tests that use them skip with the reason where there is none.  ``cleanup``: arena
 and bot processes killed at the end of a test (the arena tests').
 
-``tmp_path`` and ``mktemp`` folders are world-readable: a root runner's sandboxed bots run as uid 65534, and pytest
-makes it 0700 (bots in a folder of their own, as organizers keep them, read it as is).
+``tmp_path`` and ``mktemp`` folders are world-readable: a root runner's sandboxed bots run as
+uid 65534, and pytest makes them 0700 (bots in a folder of their own, as organizers keep
+them, read it as is).
 """
 
 import os

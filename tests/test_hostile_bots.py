@@ -430,9 +430,8 @@ def test_twins_never_live_at_once_so_flock_carries_no_hand(tmp_path: Path) -> No
     assert probes(logs / "talker.log")["canary"] == ["locked"]
     assert probes(logs / "talker~B.log")["canary"] == ["locked"]
     secret = json.loads((out / "results.json").read_text())["metadata"]["deal_secret"]
-    plan = {
-        g.game_id: g for g in plan_for(load_config(tmp_path / "tournament.toml", {}, []), secret=secret)
-    }
+    config = load_config(tmp_path / "tournament.toml", {}, [])
+    plan = {g.game_id: g for g in plan_for(config, secret=secret)}
     saw = [line.split() for line in (logs / "talker~B.log").read_text().splitlines()]
     saw = [fields for fields in saw if fields[:1] == ["TWINSAW"]]
     assert len(saw) == 6  # every twin game B played
