@@ -193,6 +193,14 @@ def test_the_leaderboard_counts_add_up_shows_each_status_and_sorts(
     assert page.locator("#leaderboard tr[data-bot='ann'] td.bar svg line").count() == 1
     look(browser_page, shots_dir(tmp_path), "leaderboard", axe_source)
     browser_page.assert_clean()
+    # The bot page, and the page of a game that does not exist, pass the same audit.
+    page.goto(arena.web + "/bots/ann")
+    look(browser_page, shots_dir(tmp_path), "bot", axe_source)
+    browser_page.assert_clean()
+    page.goto(arena.web + "/games/no-such-game")
+    look(browser_page, shots_dir(tmp_path), "missing", axe_source)
+    # Its only console line is the browser's own note of the 404 status.
+    assert all("404" in line for line in browser_page.console_errors), browser_page.problems()
 
 
 REPO = Path(__file__).resolve().parent.parent
