@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from tacocat_arena.launch import folder, sandbox
-from tacocat_arena.launch.builtins import builtins_folder
 from tacocat_arena.launch.sandbox import SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 
@@ -65,7 +64,7 @@ def test_a_given_dir_or_a_file_in_the_base_folder_keeps_the_command(tmp_path: Pa
     here = folder.place(BotSpec("mine", "python mine.py"), script.parent)
     assert here == folder.Placement(script.parent, ("python", "mine.py"))
     builtin = folder.place(BotSpec("greedy", "builtin:greedy"), start)
-    assert builtin.folder == builtins_folder()  # never the organizer's current folder
+    assert builtin.folder == start
 
 
 def test_preflight_names_the_path_the_sandbox_and_both_fixes(tmp_path: Path) -> None:

@@ -10,12 +10,10 @@ loads, not when the bot starts.  A built-in with options runs as
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -144,14 +142,6 @@ class BuiltinSpec:
 
 def _text(value: int | float) -> str:
     return str(value) if isinstance(value, int) else repr(value)
-
-
-def builtins_folder() -> Path:
-    """The folder of the installed ``example_bots`` package, where builtin bots run."""
-    spec = importlib.util.find_spec("example_bots")
-    if spec is None or not spec.submodule_search_locations:
-        raise BuiltinError("the example_bots package (the builtin bots) is not installed")
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def is_builtin(command: str) -> bool:

@@ -8,9 +8,7 @@ same for ``run``, ``play``, ``check``, workers and the arena (every launcher goe
 - the bot's ``dir`` when it is given (a config's ``dir = ...``);
 - else, when the command names an existing file (``node ../other/bot.js``,
   ``./build/bot``), that file's folder, the command's paths then made absolute;
-- else the config file's folder (the current folder for ``--bot``); a ``builtin:`` bot's is
-  its package's folder (it needs nothing else, and a root runner's bots, uid 65534, can read
-  it wherever the organizer works).
+- else the config file's folder (the current folder for ``--bot``).
 
 ``preflight`` then catches, before any game and before anything is written, any path the
 command names that the sandbox will not show, and says the two fixes: a ``dir`` holding
@@ -23,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tacocat_arena.launch import sandbox
-from tacocat_arena.launch.builtins import builtins_folder, is_builtin
+from tacocat_arena.launch.builtins import is_builtin
 from tacocat_arena.launch.sandbox import SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 
@@ -44,13 +42,10 @@ class Placement:
 
 
 def place(spec: BotSpec, base_dir: Path) -> Placement:
-    """The bot's folder and command line by the module's rule (a builtin without ``dir``:
-    its own package's folder, which it needs alone and every sandbox's uid can read)."""
+    """The bot's folder and command line by the module's rule (builtins: ``base_dir``)."""
     argv = spec.argv()
-    if spec.dir is not None:
-        return Placement(spec.dir, tuple(argv))
-    if is_builtin(spec.command):
-        return Placement(builtins_folder(), tuple(argv))
+    if spec.dir is not None or is_builtin(spec.command):
+        return Placement(spec.dir or base_dir, tuple(argv))
     named = [_existing(word, base_dir) for word in argv]
     system = _system_paths()
     first = next(

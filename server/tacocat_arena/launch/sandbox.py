@@ -395,11 +395,8 @@ def code_paths() -> list[Path]:
     """Folders the arena's Python needs to run a bot: its installation, its virtual
     environment and the packages a bot imports (tacocat_bot, the example bots)."""
     paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix)}
-    # Under ``python -m`` (or ``-c``) sys.path[0] is the runner's current folder, which may be
-    # the organizer's home: never code a bot needs (the packages are found below), so not shown.
-    here = Path.cwd().resolve()
     for entry in sys.path:
-        if entry and os.path.isdir(entry) and Path(entry).resolve() != here:
+        if entry and os.path.isdir(entry):
             paths.add(Path(entry))
     for package in ("tacocat_arena", "tacocat", "tacocat_bot", "example_bots"):
         spec = importlib.util.find_spec(package)
