@@ -12,7 +12,6 @@ import contextlib
 import http.client
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -78,17 +77,13 @@ def start_arena(
         "--port", "0", "--web", "127.0.0.1:0", *args,
     ]  # fmt: skip
 
-    def limit_open_files() -> None:
-        if open_files is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
-
+    if open_files is not None:
+        # prlimit rather than a preexec_fn: a Python hook forces a plain fork of this gRPC-using
+        # process, whose fork handlers can leave the child broken before it execs (seen in CI:
+        # "epoll_wait error: Bad file descriptor"); without one, the child is spawned by vfork.
+        command = ["prlimit", f"--nofile={open_files}:{open_files}", "--", *command]
     process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
-        preexec_fn=limit_open_files,
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
     )
     arena = ArenaProcess(process, folder)
     deadline = time.monotonic() + timeout
