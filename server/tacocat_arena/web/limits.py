@@ -101,87 +101,96 @@ class _Counts:
 def limited_protocol(limits: WebLimits) -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol with ``limits`` (pass it as ``uvicorn.Config(http=...)``;
     each call counts its own connections)."""
-    counts = _Counts()
 
-    class LimitedHttpToolsProtocol(HttpToolsProtocol):
-        _counted: str | None = None
-        _head_timer: asyncio.TimerHandle | None = None
-        _head_bytes = 0
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            client = self.client[0] if self.client else ""
-            if counts.total >= limits.connections_total:
-                self._refuse(503, "Service Unavailable", "too many connections to this server")
-                return
-            if counts.by_client[client] >= limits.connections_per_client:
-                self._refuse(503, "Service Unavailable", "too many connections from your address")
-                return
-            counts.add(client)
-            self._counted = client
-            self._arm_head_timer()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm_head_timer()
-            if self._counted is not None:
-                counts.remove(self._counted)
-                self._counted = None
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            if self.transport.is_closing():
-                return
-            between_requests = self.cycle is None or self.cycle.response_complete
-            if self._head_timer is None and between_requests:
-                self._arm_head_timer()  # a new request's first bytes: its head's deadline
-            in_head = self._head_timer is not None
-            super().data_received(data)
-            if in_head and self._head_timer is not None:  # the head is still incomplete
-                self._head_bytes += len(data)
-                if self._head_bytes > limits.max_header_bytes:  # stop buffering it
-                    self._refuse(431, "Request Header Fields Too Large", self._too_large())
-
-        def on_headers_complete(self) -> None:
-            self._disarm_head_timer()
-            size = len(self.url) + sum(len(k) + len(v) + 4 for k, v in self.headers)
-            if size > limits.max_header_bytes:
-                self._refuse(431, "Request Header Fields Too Large", self._too_large())
-                return
-            super().on_headers_complete()
-
-        def on_body(self, body: bytes) -> None:
-            if not self.transport.is_closing():
-                super().on_body(body)
-
-        def on_message_complete(self) -> None:
-            if not self.transport.is_closing():
-                super().on_message_complete()
-
-        def _too_large(self) -> str:
-            return f"request head over {limits.max_header_bytes} bytes"
-
-        def _arm_head_timer(self) -> None:
-            self._head_bytes = 0
-            self._head_timer = self.loop.call_later(limits.header_timeout_s, self._head_timeout)
-
-        def _disarm_head_timer(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_timeout(self) -> None:
-            self._head_timer = None
-            message = f"no complete request head within {limits.header_timeout_s:g} s"
-            self._refuse(408, "Request Timeout", message)
-
-        def _refuse(self, status: int, reason: str, message: str) -> None:
-            self._disarm_head_timer()
-            if not self.transport.is_closing():
-                retry = limits.retry_after_s if status == 503 else None
-                self.transport.write(refusal(status, reason, message, retry))
-                self.transport.close()
+    class LimitedHttpToolsProtocol(_LimitedProtocol):
+        _limits = limits
+        _counts = _Counts()
 
     return LimitedHttpToolsProtocol
+
+
+class _LimitedProtocol(HttpToolsProtocol):
+    """The checks of ``limited_protocol``; a subclass made there binds one server's limits
+    and connection counts."""
+
+    _limits: WebLimits
+    _counts: _Counts
+    _counted: str | None = None
+    _head_timer: asyncio.TimerHandle | None = None
+    _head_bytes = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        client = self.client[0] if self.client else ""
+        if self._counts.total >= self._limits.connections_total:
+            self._refuse(503, "Service Unavailable", "too many connections to this server")
+            return
+        if self._counts.by_client[client] >= self._limits.connections_per_client:
+            self._refuse(503, "Service Unavailable", "too many connections from your address")
+            return
+        self._counts.add(client)
+        self._counted = client
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        if self._counted is not None:
+            self._counts.remove(self._counted)
+            self._counted = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.transport.is_closing():
+            return
+        between_requests = self.cycle is None or self.cycle.response_complete
+        if self._head_timer is None and between_requests:
+            self._arm_head_timer()  # a new request's first bytes: its head's deadline
+        in_head = self._head_timer is not None
+        super().data_received(data)
+        if in_head and self._head_timer is not None:  # the head is still incomplete
+            self._head_bytes += len(data)
+            if self._head_bytes > self._limits.max_header_bytes:  # stop buffering it
+                self._refuse(431, "Request Header Fields Too Large", self._too_large())
+
+    def on_headers_complete(self) -> None:
+        self._disarm_head_timer()
+        size = len(self.url) + sum(len(k) + len(v) + 4 for k, v in self.headers)
+        if size > self._limits.max_header_bytes:
+            self._refuse(431, "Request Header Fields Too Large", self._too_large())
+            return
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self.transport.is_closing():
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if not self.transport.is_closing():
+            super().on_message_complete()
+
+    def _too_large(self) -> str:
+        return f"request head over {self._limits.max_header_bytes} bytes"
+
+    def _arm_head_timer(self) -> None:
+        self._head_bytes = 0
+        self._head_timer = self.loop.call_later(self._limits.header_timeout_s, self._head_timeout)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timeout(self) -> None:
+        self._head_timer = None
+        message = f"no complete request head within {self._limits.header_timeout_s:g} s"
+        self._refuse(408, "Request Timeout", message)
+
+    def _refuse(self, status: int, reason: str, message: str) -> None:
+        self._disarm_head_timer()
+        if not self.transport.is_closing():
+            retry = self._limits.retry_after_s if status == 503 else None
+            self.transport.write(refusal(status, reason, message, retry))
+            self.transport.close()
 
 
 class StreamLimits:
