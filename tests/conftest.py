@@ -2,7 +2,8 @@
 
 ``browser`` and ``browser_page`` (tests/browser_support.py): a headless system Chromium and a
 watched page in it; ``axe_source`` (tests/a11y_support.py): axe-core for the accessibility
-audit. The tests that use them skip with the reason where there is none.  ``cleanup``: arena
+audit; ``cpp_bot`` (tests/cpp_support.py): the C++ example bot, built once per session. The
+tests that use them skip with the reason where there is none.  ``cleanup``: arena
 and bot processes killed at the end of a test (the arena tests').
 
 ``tmp_path`` and ``mktemp`` folders are world-readable: a root runner's sandboxed bots run as
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["browser_support", "a11y_support"]
+pytest_plugins = ["browser_support", "a11y_support", "cpp_support"]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,9 +1,9 @@
 """The C++ example bot (example_bots/cpp) builds from proto/ and plays by the protocol.
 
-Needs a C++ toolchain with Debian's gRPC (g++, cmake, pkg-config, libgrpc++-dev,
-protobuf-compiler-grpc; `.ci/run` installs them when missing); skipped with the reason
-otherwise.  The bot is built once per test session, into a temporary folder, as a user would
-build it (cmake, then cmake --build), then checked and played in a real tournament.
+The bot is built once per test session by the ``cpp_bot`` fixture (tests/cpp_support.py:
+skipped with the reason where there is no C++ gRPC toolchain), as a user would build it, then
+checked and played in a real tournament.  Its reconnecting to a restarted ``serve`` is tested
+with the SDK's, in test_sdk_sessions.py.
 """
 
 from __future__ import annotations
@@ -25,29 +25,6 @@ from tacocat_arena.engine import DEFAULT_RULESET
 from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
 
 pytestmark = [pytest.mark.slow]
-
-CPP_DIR = REPO_ROOT / "example_bots" / "cpp"
-TOOLS = ("g++", "cmake", "pkg-config", "protoc", "grpc_cpp_plugin")
-
-
-@pytest.fixture(scope="module")
-def cpp_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        pytest.skip(f"no C++ gRPC toolchain: {', '.join(missing)} not on PATH")
-    probe = subprocess.run(["pkg-config", "--exists", "grpc++", "protobuf"], check=False)
-    if probe.returncode != 0:
-        pytest.skip("pkg-config finds no grpc++/protobuf (install libgrpc++-dev)")
-    build = tmp_path_factory.mktemp("cpp-build")
-    for step in (
-        ["cmake", "-S", str(CPP_DIR), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-        ["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)],
-    ):
-        done = subprocess.run(step, capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    binary = build / "tacocat_cpp_bot"
-    assert binary.is_file()
-    return binary
 
 
 def test_the_cpp_bot_passes_every_check(cpp_bot: Path) -> None:

@@ -5,6 +5,7 @@ A real ``tacocat-arena serve`` on a fixed loopback port and SDK bots in their ow
 session), when its session ends (the reason) and when the connection is lost; after
 SERVER_SHUTDOWN (SIGTERM) or a lost stream (SIGKILL) it reconnects by itself, with backoff,
 to the arena started again on the same port.  With TACOCAT_BOT_RECONNECT=0 it ends instead.
+The Node and C++ examples (example_bots/node, example_bots/cpp) do the same.
 """
 
 from __future__ import annotations
@@ -39,6 +40,20 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _start_example(name: str, argv: list[str], env: dict[str, str], log: Path) -> BotProc:
+    """Start an example bot in another language (its own process, output to ``log``)."""
+    with open(log, "w") as handle:
+        process = subprocess.Popen(
+            argv, env={**os.environ, **env}, stdout=handle, stderr=subprocess.STDOUT, text=True
+        )
+    return BotProc(name, process, log)
+
+
+def _player_env(name: str, token: str, address: str) -> dict[str, str]:
+    return {"TACOCAT_ARENA_ADDRESS": address, "TACOCAT_ARENA_BOT": name,
+            "TACOCAT_ARENA_TOKEN": token}  # fmt: skip
 
 
 def _sessions(bot: BotProc) -> list[str]:
@@ -132,15 +147,8 @@ def test_the_node_example_reconnects_after_a_serve_restart(tmp_path: Path, clean
     port = _free_port()
     arena = start_arena(folder, "--port", str(port))
     cleanup.append(arena)
-    log = tmp_path / "nod.log"
-    with open(log, "w") as handle:
-        process = subprocess.Popen(
-            [node, str(NODE_DIR / "bot.js")],
-            env={**os.environ, "TACOCAT_ARENA_ADDRESS": arena.address,
-                 "TACOCAT_ARENA_BOT": "nod", "TACOCAT_ARENA_TOKEN": tokens["nod"]},
-            stdout=handle, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-    nod = BotProc("nod", process, log)
+    env = _player_env("nod", tokens["nod"], arena.address)
+    nod = _start_example("nod", [node, str(NODE_DIR / "bot.js")], env, tmp_path / "nod.log")
     cleanup.append(nod)
     cleanup.append(start_bot("ann", tokens["ann"], arena.address, tmp_path))
     wait_until(lambda: games_of(arena).get("nod", 0) >= 2, 60, "nod's first games")
@@ -149,5 +157,54 @@ def test_the_node_example_reconnects_after_a_serve_restart(tmp_path: Path, clean
     arena = start_arena(folder, "--port", str(port))
     cleanup.append(arena)
     wait_until(lambda: "nod" in connected_sessions(arena), 60, "nod back by itself")
-    assert process.poll() is None, nod.output()
+    assert nod.process.poll() is None, nod.output()
     assert nod.output().count("connected to ") == 2, nod.output()
+
+
+def test_the_cpp_example_reconnects_after_shutdown_and_a_lost_stream_unless_told_not_to(
+    tmp_path: Path, cleanup: list, cpp_bot: Path
+) -> None:
+    """example_bots/cpp/bot.cpp does as the SDK: it says what its session does, outlives
+    SIGTERM and kill -9 of the arena, and with TACOCAT_BOT_RECONNECT=0 ends at the shutdown."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "cpp", "off")
+    port = _free_port()
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    cpp = _start_example(
+        "cpp", [str(cpp_bot)], _player_env("cpp", tokens["cpp"], arena.address),
+        tmp_path / "cpp.log",
+    )  # fmt: skip
+    off = _start_example(
+        "off", [str(cpp_bot)],
+        {**_player_env("off", tokens["off"], arena.address), "TACOCAT_BOT_RECONNECT": "0"},
+        tmp_path / "off.log",
+    )  # fmt: skip
+    cleanup += [cpp, off, start_bot("ann", tokens["ann"], arena.address, tmp_path)]
+    wait_until(lambda: games_of(arena).get("cpp", 0) >= 2, 60, "cpp's first games")
+    first = connected_sessions(arena)["cpp"]
+    assert f"cpp bot cpp: connected to {arena.address}, session {first}" in cpp.output()
+
+    # SIGTERM: SERVER_SHUTDOWN; "cpp" says so and waits to reconnect, "off" ends (status 0).
+    arena.stop(signal.SIGTERM)
+    wait_until(lambda: "reconnecting in " in cpp.output(), 30, "cpp deciding to reconnect")
+    assert f"session {first} ended: server_shutdown" in cpp.output()
+    assert off.process.wait(30) == 0, off.output()
+    assert "ended: server_shutdown" in off.output() and "reconnecting" not in off.output()
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    wait_until(lambda: "cpp" in connected_sessions(arena), 60, "cpp back by itself")
+    second = connected_sessions(arena)["cpp"]
+    before = games_of(arena).get("cpp", 0)
+    wait_until(lambda: games_of(arena).get("cpp", 0) >= before + 2, 60, "games after restart")
+
+    # kill -9: the stream is lost; it says which session it lost and comes back again.
+    arena.process.send_signal(signal.SIGKILL)
+    arena.process.wait(10)
+    wait_until(lambda: "lost the connection to" in cpp.output(), 30, "cpp noticing the loss")
+    assert f"lost the connection to {arena.address}, session {second}" in cpp.output()
+    arena = start_arena(folder, "--port", str(port))
+    cleanup.append(arena)
+    wait_until(lambda: "cpp" in connected_sessions(arena), 90, "cpp back after kill -9")
+    assert cpp.process.poll() is None, cpp.output()
+    assert cpp.output().count(": connected to ") == 3, cpp.output()

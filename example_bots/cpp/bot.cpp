@@ -11,15 +11,25 @@
 // RefereeBatch handled element by element, its answers sent back in one ActionBatch;
 // SessionEnd -> half-close and exit 0; a non-OK status -> "STATUS: message" on stderr, exit 1.
 // It reads TACOCAT_ARENA_ADDRESS (host:port or unix:PATH), TACOCAT_ARENA_TOKEN, TACOCAT_ARENA_BOT.
+//
+// On stderr, one line each: when it connects (address, bot, session), when the session ends
+// (the reason) and when the connection is lost. For a `serve` arena (a TCP address) it then
+// reconnects after SERVER_SHUTDOWN or a lost stream, with backoff, as the Python SDK and the
+// Node example do; TACOCAT_BOT_RECONNECT=0 turns that off (see reconnects_by_default).
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -158,16 +168,39 @@ pb::Action decide(const pb::DecisionRequest& request) {
   }
 }
 
+// Every session's games (a bot that reconnects counts them all).
 struct Tally {
   int win = 0, loss = 0, draw = 0;
 };
 
+// What one session did: the Welcome's id (empty: the referee never welcomed us) and, once a
+// SessionEnd came, its reason.
+struct Session {
+  std::string address;
+  std::string id;
+  bool ended = false;
+  pb::SessionEndReason reason = pb::SESSION_END_REASON_UNSPECIFIED;
+};
+
+// SESSION_END_REASON_SERVER_SHUTDOWN -> "server_shutdown", the Python SDK's word for it.
+std::string reason_word(pb::SessionEndReason reason) {
+  std::string word = pb::SessionEndReason_Name(reason);
+  const std::string prefix = "SESSION_END_REASON_";
+  if (word.rfind(prefix, 0) == 0) word = word.substr(prefix.size());
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
+  return word;
+}
+
 // Handles one referee message; returns false once the session is over.
-bool handle(const pb::RefereeMessage& message, std::vector<pb::Action>* answers, Tally* tally) {
+bool handle(const pb::RefereeMessage& message, std::vector<pb::Action>* answers, Tally* tally,
+            Session* session) {
   switch (message.message_case()) {
     case pb::RefereeMessage::kWelcome:
-      std::cerr << "cpp bot " << message.welcome().bot_name() << ": connected, session "
-                << message.welcome().session_id() << std::endl;
+      session->id = message.welcome().session_id();
+      std::cerr << "cpp bot " << message.welcome().bot_name() << ": connected to "
+                << session->address << ", session " << session->id << std::endl;
       return true;
     case pb::RefereeMessage::kGameStart:
       return true;
@@ -194,12 +227,16 @@ bool handle(const pb::RefereeMessage& message, std::vector<pb::Action>* answers,
       return true;
     }
     case pb::RefereeMessage::kSessionEnd:
-      std::cerr << "cpp bot: session over (" << message.session_end().message() << "); won "
-                << tally->win << ", lost " << tally->loss << ", drew " << tally->draw << std::endl;
+      session->ended = true;
+      session->reason = message.session_end().reason();
+      std::cerr << "cpp bot: session " << session->id << " ended: "
+                << reason_word(session->reason) << " (" << message.session_end().message()
+                << "); won " << tally->win << ", lost " << tally->loss << ", drew "
+                << tally->draw << std::endl;
       return false;
     case pb::RefereeMessage::kBatch:
       for (const pb::RefereeMessage& item : message.batch().messages()) {
-        if (!handle(item, answers, tally)) return false;
+        if (!handle(item, answers, tally, session)) return false;
       }
       return true;
     default:
@@ -207,12 +244,46 @@ bool handle(const pb::RefereeMessage& message, std::vector<pb::Action>* answers,
   }
 }
 
-}  // namespace
+// Reconnecting: on for a TCP address (a `serve` arena: the bot outlives its restart), off for
+// a unix: socket (a sandbox: the launcher that started the bot restarts it when it must);
+// TACOCAT_BOT_RECONNECT (0/false/no, or anything else for on) decides first. Every bot that
+// tacocat-arena starts (run, play, check, workers, hosted bots) gets TACOCAT_BOT_RECONNECT=0.
+bool reconnects_by_default(const std::string& address) {
+  const std::string setting = env_or("TACOCAT_BOT_RECONNECT", "");
+  if (!setting.empty()) return setting != "0" && setting != "false" && setting != "no";
+  return address.rfind("unix:", 0) != 0;
+}
 
-int main() {
-  const std::string address = env_or("TACOCAT_ARENA_ADDRESS", "127.0.0.1:50051");
-  const std::string name = env_or("TACOCAT_ARENA_BOT", "cpp");
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+// How long the bot keeps trying after losing its session, and the waits between attempts:
+// doubling from the first to the longest, each with up to 20% added at random, so that a
+// whole class does not knock at the same instant (the Python SDK's RECONNECT_FOR_S, BACKOFF_S).
+constexpr double kReconnectForS = 600.0;
+constexpr double kFirstWaitS = 1.0;
+constexpr double kLongestWaitS = 30.0;
+// How long one connection attempt waits for a referee to listen before it gives up.
+constexpr int kConnectTimeoutS = 30;
+
+std::string status_name(grpc::StatusCode code) {
+  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
+                                 "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+                                 "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                 "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+                                 "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+                                 "UNAUTHENTICATED"};
+  int index = static_cast<int>(code);
+  return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
+}
+
+// One session, from Hello to the stream's close; the status says how the stream closed.
+grpc::Status play_session(Session* session, const std::string& name, Tally* tally) {
+  auto channel = grpc::CreateChannel(session->address, grpc::InsecureChannelCredentials());
+  // Without a deadline a bot started with no referee would wait for ever, printing nothing.
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() +
+                                 std::chrono::seconds(kConnectTimeoutS))) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "no referee answered at " + session->address + " within " +
+                            std::to_string(kConnectTimeoutS) + " s");
+  }
   auto stub = pb::Arena::NewStub(channel);
   grpc::ClientContext context;
   context.set_wait_for_ready(true);
@@ -228,12 +299,11 @@ int main() {
   hello.mutable_hello()->set_accept_batches(true);
   stream->Write(hello);
 
-  Tally tally;
   pb::RefereeMessage message;
   bool open = true;
   while (open && stream->Read(&message)) {
     std::vector<pb::Action> answers;
-    open = handle(message, &answers, &tally);
+    open = handle(message, &answers, tally, session);
     pb::BotMessage reply;
     if (answers.size() == 1) {
       *reply.mutable_action() = answers.front();
@@ -243,18 +313,63 @@ int main() {
     if (!answers.empty() && !stream->Write(reply)) break;  // the stream is closing
   }
   stream->WritesDone();
-  grpc::Status status = stream->Finish();
-  if (!status.ok()) {
-    static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
-                                   "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
-                                   "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                   "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-                                   "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-                                   "UNAUTHENTICATED"};
-    int code = status.error_code();
-    std::cerr << (code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN") << ": "
-              << status.error_message() << std::endl;
-    return 1;
+  return stream->Finish();
+}
+
+}  // namespace
+
+int main() {
+  const std::string address = env_or("TACOCAT_ARENA_ADDRESS", "127.0.0.1:50051");
+  const std::string name = env_or("TACOCAT_ARENA_BOT", "cpp");
+  const bool reconnect = reconnects_by_default(address);
+  std::mt19937 jitter(std::random_device{}());
+  Tally tally;
+  bool had_session = false;  // a Welcome came, in this session or an earlier one
+  auto lost_at = std::chrono::steady_clock::now();
+  int attempt = 0;
+  while (true) {
+    Session session;
+    session.address = address;
+    grpc::Status status = play_session(&session, name, &tally);
+    if (!session.id.empty()) had_session = true;
+    std::string why;
+    if (status.ok()) {
+      if (!session.ended) std::cerr << "cpp bot: the stream ended without a SessionEnd\n";
+      if (!(reconnect && session.reason == pb::SESSION_END_REASON_SERVER_SHUTDOWN)) return 0;
+      why = "the server is shutting down";
+    } else {
+      const std::string line = status_name(status.error_code()) + ": " + status.error_message();
+      if (!session.id.empty()) {
+        std::cerr << "cpp bot " << name << ": lost the connection to " << address
+                  << ", session " << session.id << " (" << line << ")" << std::endl;
+      }
+      // A refusal (a wrong token, a revoked player) is never retried, nor is a first
+      // connection that found no referee: that is a mistake to show, not to wait out.
+      bool lost = had_session && status.error_code() == grpc::StatusCode::UNAVAILABLE;
+      if (!(reconnect && lost)) {
+        std::cerr << line << std::endl;
+        return 1;
+      }
+      why = "lost the connection to " + address;
+    }
+    if (!session.id.empty()) {  // a new session resets the backoff and the give-up clock
+      attempt = 0;
+      lost_at = std::chrono::steady_clock::now();
+    } else {
+      ++attempt;
+      std::chrono::duration<double> gone = std::chrono::steady_clock::now() - lost_at;
+      if (gone.count() > kReconnectForS) {
+        std::cerr << "cpp bot " << name << ": gave up reconnecting to " << address << " after "
+                  << kReconnectForS << " s: " << why << std::endl;
+        return 1;
+      }
+    }
+    double wait = std::min(kFirstWaitS * (1 << std::min(attempt, 10)), kLongestWaitS) *
+                  (1.0 + std::uniform_real_distribution<double>(0.0, 0.2)(jitter));
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f", wait);
+    std::cerr << "cpp bot " << name << ": " << why << "; reconnecting in " << seconds
+              << " s (set TACOCAT_BOT_RECONNECT=0 to stop instead)" << std::endl;
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
   }
-  return 0;
 }
