@@ -348,8 +348,7 @@ def test_a_bot_whose_code_fails_shows_its_errors_on_its_page(tmp_path: Path, cle
     def errors() -> dict[str, int]:
         return {row["bot"]: row["errors"] for row in arena.json("/api/leaderboard")}
 
-    # Only the duel's winner attacks, and the raiser's default duel card is its lowest: a few
-    # games may pass before it attacks (and raises) at all.
+    # Only a duel's winner attacks: the raiser duels high, but it may still lose a game's duels.
     wait_until(lambda: errors().get("raiser", 0) > 0, 90, "the raiser's first attack")
     assert errors()["ann"] == 0
     errors = re.search(r'id="errors"[^>]*>(\d+) errors<', arena.get("/bots/raiser").decode())
