@@ -31,6 +31,7 @@ from arena_support import ArenaProcess, add_players, start_bot, wait_until
 
 from tacocat_arena.arena.submissions import identity
 from tacocat_arena.launch.sandbox import bwrap_path
+from tacocat_arena.launch.scratch import owned_folder
 
 REPO = Path(__file__).resolve().parent.parent
 NODE_DIR = REPO / "example_bots" / "node"
@@ -423,3 +424,26 @@ def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
         assert "build: built in" in arena.json("/api/submissions/erin/1")["log"]
     finally:
         arena.stop()
+
+
+def test_a_killed_arenas_socket_folder_is_removed_at_the_next_start_a_live_ones_never(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hosted socket folder is a ``launch.scratch`` folder: named for its arena, removed
+    by the next arena's start once its owner is dead, never while the owner lives."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # the arenas' temporary folder, not the machine's
+    killed = start_arena(tmp_path / "killed")
+    left = list(tmp.glob(f"tacocat-hosted-{killed.process.pid}-*"))
+    killed.stop(signal.SIGKILL)  # no cleanup possible
+    assert len(left) == 1 and (left[0] / "arena.sock").exists()
+    alive = owned_folder("hosted", under=tmp)  # this test's process: alive, so kept
+    again = start_arena(tmp_path / "again")
+    try:
+        assert not left[0].exists()
+        assert alive.is_dir()
+        assert list(tmp.glob(f"tacocat-hosted-{again.process.pid}-*"))
+    finally:
+        again.stop()
+    assert not list(tmp.glob(f"tacocat-hosted-{again.process.pid}-*"))  # an arena that stops

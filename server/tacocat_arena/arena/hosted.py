@@ -30,10 +30,8 @@ import concurrent.futures
 import contextlib
 import logging
 import multiprocessing
-import os
 import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +56,7 @@ from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
 from tacocat_arena.launch.build import BuildSettings, build_package
 from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
 from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
+from tacocat_arena.launch.scratch import owned_folder
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.executors import Batch, ExecutorError, FinishedGame, play_batch
@@ -90,18 +89,6 @@ class HostedSettings:
     health_streak: int = 5
     #: Times a batch is sent again after its worker was lost.
     retries: int = 2
-
-
-_SOCKET_PREFIX = "tacocat-hosted-"
-
-
-def _remove_stale_socket_dirs() -> None:
-    """Remove the socket folders of arenas that died without cleaning up (kill -9): each is
-    named for its arena's process id."""
-    for path in Path(tempfile.gettempdir()).glob(f"{_SOCKET_PREFIX}*-*"):
-        owner = path.name.removeprefix(_SOCKET_PREFIX).split("-")[0]
-        if owner.isdigit() and not Path("/proc", owner).exists():
-            shutil.rmtree(path, ignore_errors=True)
 
 
 class BatchRunner(Protocol):
@@ -216,8 +203,9 @@ class Hosting:
         self._mixed = 0
         #: Where sandboxed hosted processes reach the arena's referee (``serve`` listens
         #: there), and where unsandboxed ones do (set once the referee listens).
-        _remove_stale_socket_dirs()
-        self._socket_dir = Path(tempfile.mkdtemp(prefix=f"{_SOCKET_PREFIX}{os.getpid()}-"))
+        #: Named for this process (``launch.scratch``): an arena killed with -9 leaves it, the
+        #: next arena's start removes it, and never the folder of an arena still alive.
+        self._socket_dir = owned_folder("hosted")
         self.socket = self._socket_dir / "arena.sock"
         self.tcp_address = ""
         #: Called with each batch's games once committed (tests and the bench listen).
