@@ -25,7 +25,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from verify_support import assert_verifies  # tests/ (pytest pythonpath)
+from nobody_support import NOBODY, as_nobody, python_for_nobody  # tests/ (pytest pythonpath)
+from verify_support import assert_verifies
 
 from tacocat_arena.engine import DEFAULT_RULESET, Game
 from tacocat_arena.launch import sandbox
@@ -337,36 +338,6 @@ def test_every_way_to_take_memory_ends_in_a_crash_naming_the_limit(tmp_path: Pat
 
 
 # -- an ordinary user, without a pids cgroup ---------------------------------------------------
-NOBODY = 65534
-
-
-def python_for_nobody(folder: Path) -> str:
-    """A Python that uid 65534 can run with this environment's packages: a venv in
-    ``folder`` on a base interpreter it can reach, whose one .pth adds our site-packages."""
-    import site
-
-    def runs(python: str, code: str) -> bool:
-        as_nobody = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
-        done = subprocess.run([*as_nobody, python, "-c", code], capture_output=True, timeout=60)
-        return done.returncode == 0
-
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    bases = [f"/usr/bin/{version}", f"/usr/local/bin/{version}", sys._base_executable]  # type: ignore[attr-defined]
-    reach = "import os, sys; os.stat(sys.executable)"
-    base = next((b for b in bases if os.path.exists(b) and runs(b, reach)), None)
-    if base is None:
-        pytest.skip(f"no {version} that uid {NOBODY} can run (tried {', '.join(bases)})")
-    venv = folder / "venv"
-    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    (pth,) = venv.glob("lib/python*/site-packages")
-    lines = [f"import site; site.addsitedir({path!r})" for path in site.getsitepackages()]
-    (pth / "tacocat-tests.pth").write_text("\n".join(lines) + "\n")
-    python = str(venv / "bin" / "python")
-    if not runs(python, f"{reach}; import tacocat_arena.cli, example_bots, tacocat_bot"):
-        pytest.skip(f"uid {NOBODY} cannot read this checkout or its packages")
-    return python
-
-
 @needs_bwrap
 @pytest.mark.slow
 def test_four_bots_play_for_an_ordinary_user_without_a_pids_cgroup() -> None:
@@ -380,8 +351,7 @@ def test_four_bots_play_for_an_ordinary_user_without_a_pids_cgroup() -> None:
         if os.geteuid() == 0:
             python = python_for_nobody(folder)
             os.chown(folder, NOBODY, NOBODY)
-            ids = ["--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups", "--"]
-            prefix = ["setpriv", *ids, python]
+            prefix = as_nobody(python)
         else:
             prefix = [sys.executable]
         env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "COLUMNS": "300"}

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tacocat_arena.launch import folder, sandbox
+from tacocat_arena.launch.builtins import builtins_folder
 from tacocat_arena.launch.sandbox import SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 
@@ -64,7 +65,13 @@ def test_a_given_dir_or_a_file_in_the_base_folder_keeps_the_command(tmp_path: Pa
     here = folder.place(BotSpec("mine", "python mine.py"), script.parent)
     assert here == folder.Placement(script.parent, ("python", "mine.py"))
     builtin = folder.place(BotSpec("greedy", "builtin:greedy"), start)
-    assert builtin.folder == start
+    assert builtin.folder == builtins_folder()  # never the organizer's current folder
+    assert builtin.folder in sandbox.code_paths()  # code every sandbox mounts anyway
+    mine = folder.place(BotSpec("greedy", "builtin:greedy", dir=start), start)
+    assert mine.folder == start  # a dir given is the dir
+    writable = BotSpec("greedy", "builtin:greedy", writable_dir=True)
+    with pytest.raises(folder.FolderError, match="writable_dir .* a built-in without a dir"):
+        folder.preflight(writable, folder.place(writable, start), SandboxMode.BWRAP)
 
 
 def test_preflight_names_the_path_the_sandbox_and_both_fixes(tmp_path: Path) -> None:
@@ -108,8 +115,8 @@ def test_a_path_outside_the_bots_dir_is_refused_before_any_game(tmp_path: Path) 
         '[[bots]]\nname = "mine"\ncommand = "python ../bots/mine/mine.py"\ndir = "."\n'
         '[[bots]]\nname = "greedy"\ncommand = "builtin:greedy"\n'
     )
-    # From the bot's folder: ``python -m`` puts its current folder on sys.path, which the
-    # sandbox mounts as the arena's code (sandbox.code_paths).
+    # From the bot's folder, which ``python -m`` puts on the runner's sys.path: never shown
+    # as the arena's code (sandbox.code_paths), so the script above it is not either.
     done = _cli("run", str(config), cwd=start)
     assert done.returncode != 0
     assert f"its command names {script}, which the sandbox (bwrap) does not show" in done.stderr

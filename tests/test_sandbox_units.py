@@ -217,6 +217,63 @@ def test_bwrap_hides_the_config_the_output_and_other_bots(
     )
 
 
+def test_hiding_never_takes_the_code_or_the_bots_own_folder_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mounts go in path order: a hidden folder above the code is covered, then the code is
+    mounted again inside it; hidden code (the built-ins' folder) stays visible."""
+    org = tmp_path / "org"  # another bot's dir, holding the arena's Python and packages
+    code, package = org / "venv", org / "example_bots"
+    mine, theirs = package / "packages" / "mine", package / "packages" / "theirs"
+    for path in (code, mine, theirs):
+        path.mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "code_paths", lambda: (code, package))
+
+    def mounts(bot_dir: Path, hide: list[Path]) -> list[str]:
+        socket = tmp_path / "s.sock"
+        argv = sandbox.bwrap_argv(
+            ["b"], bwrap="bwrap", bot_dir=bot_dir, writable_dir=False, socket=socket, hide=hide
+        )
+        last_dir = len(argv) - 1 - argv[::-1].index("--dir")
+        return argv[last_dir + 2 : argv.index(str(socket)) - 1]
+
+    def bind(path: Path) -> list[str]:
+        return ["--ro-bind", str(path), str(path)]
+
+    assert mounts(tmp_path, [org, package, theirs]) == [
+        *bind(tmp_path),  # its own folder holds the others
+        *["--tmpfs", str(org)],  # the other bot's folder: covered, then the code inside it
+        *bind(package),  # the built-ins' folder, hidden as a bot's: code, so shown
+        *["--tmpfs", str(theirs)],  # another bot's folder inside the code: hidden
+        *bind(code),
+    ]
+    assert mounts(mine, [package, theirs]) == [
+        *bind(package),
+        *bind(mine),  # its own folder inside the code (a package of example_bots)
+        *["--tmpfs", str(theirs)],
+        *bind(code),
+    ]
+
+
+def test_the_code_a_bot_is_shown_is_its_pythons_not_the_runners_folder(tmp_path: Path) -> None:
+    """A runner started with ``python -m`` from a folder has that folder on its sys.path;
+    the code shown to bots is the same from any folder, and holds none of them."""
+    ask = "from tacocat_arena.launch import sandbox; print(list(map(str, sandbox.code_paths())))"
+    shown = []
+    for start in (tmp_path, Path(__file__).parent.parent):
+        done = subprocess.run(
+            [sys.executable, "-c", ask], cwd=start, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        shown.append(done.stdout)
+    assert shown[0] == shown[1]
+    paths = [Path(p) for p in eval(shown[0])]
+    assert str(tmp_path) not in shown[0] and Path(__file__).parent.parent not in paths
+    for package in ("tacocat_bot", "example_bots", "grpc"):
+        where = Path(__import__(package).__file__).parent.resolve()
+        assert any(p == where or p in where.parents for p in paths), (package, paths)
+
+
 def test_a_sandboxed_bot_gets_only_the_base_env_the_sdk_settings_and_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

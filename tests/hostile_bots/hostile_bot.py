@@ -26,6 +26,9 @@ Modes (``--mode``, repeatable):
              dealt in each game and holds it; instance B tries its deal's locks at its first
              decisions and prints what it finds held (``TWINSAW game seat cards``, or
              ``none``); both say whether ``canary`` is locked (the test holds it)
+  peek       list the folder of the file $PEEK names and read the file (the path comes in
+             the environment: on the command line the pre-flight check would refuse it),
+             and read its own script, which it must see (the probe's control)
   portthief  (no sandbox) read --victim's token, bind ::ffff:127.0.0.2 at the port of its
              connection to the referee and connect as it; then kill it with SIGKILL and do
              the same as soon as its restart connects, --attempts times in all (the old
@@ -124,6 +127,16 @@ def spy(options: argparse.Namespace) -> None:
             probe(f"tcp-{host}", f"refused:{error.__class__.__name__}")
     for victim, token in sorted(tokens.items()):
         probe(f"theft-{victim}", steal(victim, token))
+
+
+def peek() -> None:
+    target = Path(os.environ["PEEK"])
+    try:
+        probe("peek-list", f"listed:{','.join(sorted(os.listdir(target.parent)))}")
+    except OSError as error:
+        probe("peek-list", f"denied:{error.__class__.__name__}")
+    probe("peek-read", readable(str(target)))
+    probe("peek-own-script", readable(__file__))
 
 
 def port_thief(options: argparse.Namespace) -> None:
@@ -433,6 +446,8 @@ def main() -> None:
         print("LAST CHATTER LINE", flush=True)
     if "spy" in options.mode:
         spy(options)
+    if "peek" in options.mode:
+        peek()
     if "orphan" in options.mode:
         orphan(options.tag)
     if "flocktwin" in options.mode:

@@ -10,10 +10,12 @@ loads, not when the bot starts.  A built-in with options runs as
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -142,6 +144,17 @@ class BuiltinSpec:
 
 def _text(value: int | float) -> str:
     return str(value) if isinstance(value, int) else repr(value)
+
+
+def builtins_folder() -> Path:
+    """The installed ``example_bots`` package's folder, where a built-in runs: all it needs,
+    the same for every organizer, readable by a root runner's bots (uid 65534) wherever the
+    organizer works, and code every sandbox mounts (``sandbox.code_paths``), so no other
+    bot's sandbox hides it."""
+    spec = importlib.util.find_spec("example_bots")
+    if spec is None or not spec.submodule_search_locations:
+        raise BuiltinError("the example_bots package (the built-in bots) is not installed")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
 def is_builtin(command: str) -> bool:

@@ -8,7 +8,10 @@ same for ``run``, ``play``, ``check``, workers and the arena (every launcher goe
 - the bot's ``dir`` when it is given (a config's ``dir = ...``);
 - else, when the command names an existing file (``node ../other/bot.js``,
   ``./build/bot``), that file's folder, the command's paths then made absolute;
-- else the config file's folder (the current folder for ``--bot``).
+- else the config file's folder (the current folder for ``--bot``); a ``builtin:`` bot's is
+  the installed example_bots package's (``builtins_folder``): it needs nothing else, and
+  the runner's current folder may be one a root runner's bots (uid 65534) cannot read, or
+  hold the organizer's files.
 
 ``preflight`` then catches, before any game and before anything is written, any path the
 command names that the sandbox will not show, and says the two fixes: a ``dir`` holding
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tacocat_arena.launch import sandbox
-from tacocat_arena.launch.builtins import is_builtin
+from tacocat_arena.launch.builtins import builtins_folder, is_builtin
 from tacocat_arena.launch.sandbox import SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 
@@ -42,10 +45,12 @@ class Placement:
 
 
 def place(spec: BotSpec, base_dir: Path) -> Placement:
-    """The bot's folder and command line by the module's rule (builtins: ``base_dir``)."""
+    """The bot's folder and command line by the module's rule."""
     argv = spec.argv()
-    if spec.dir is not None or is_builtin(spec.command):
-        return Placement(spec.dir or base_dir, tuple(argv))
+    if spec.dir is not None:
+        return Placement(spec.dir, tuple(argv))
+    if is_builtin(spec.command):
+        return Placement(builtins_folder(), tuple(argv))
     named = [_existing(word, base_dir) for word in argv]
     system = _system_paths()
     first = next(
@@ -65,6 +70,12 @@ def preflight(spec: BotSpec, placement: Placement, mode: SandboxMode) -> None:
     if mode is not SandboxMode.BWRAP:
         return
     folder = placement.folder.resolve()
+    if spec.writable_dir and spec.dir is None and is_builtin(spec.command):
+        raise FolderError(
+            f"bot {spec.name!r}: writable_dir is set, but a built-in without a dir runs in "
+            f"the installed example_bots package ({folder}), which no bot may write: give it "
+            "a dir of its own, or drop writable_dir"
+        )
     shown = [folder, *_system_paths()]
     for index, word in enumerate(placement.argv):
         path = _existing(word, folder)

@@ -391,20 +391,61 @@ _FORK_MARKS = ("BlockingIOError", "Resource temporarily unavailable", "EAGAIN")
 
 
 # -- the bwrap command line --------------------------------------------------------------------
-def code_paths() -> list[Path]:
-    """Folders the arena's Python needs to run a bot: its installation, its virtual
-    environment and the packages a bot imports (tacocat_bot, the example bots)."""
+#: What a bot's Python imports from the arena's installation: the SDK, the engine it uses,
+#: the generated protocol, the example bots (the built-ins), and the SDK's dependencies.
+BOT_PACKAGES = (
+    "tacocat_bot",
+    "tacocat_arena",
+    "tacocat",
+    "example_bots",
+    "grpc",
+    "google.protobuf",
+)
+
+
+@functools.cache
+def code_paths() -> tuple[Path, ...]:
+    """The folders a bot's Python needs, and no others: this Python's installation and
+    virtual environment, the module path it starts with in a bot's environment
+    (``_bot_module_path``) and the real folders of ``BOT_PACKAGES`` (an editable install's
+    lie in the checkout, found by a finder, not on the path).
+
+    Not the runner's ``sys.path``: under ``python -m`` (or ``-c``, or a script) its first
+    entry is the folder ``run`` or ``serve`` was started from, where the organizer's other
+    files are (a config with the secret, tokens), and PYTHONPATH never reaches a bot."""
     paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix)}
-    for entry in sys.path:
-        if entry and os.path.isdir(entry):
-            paths.add(Path(entry))
-    for package in ("tacocat_arena", "tacocat", "tacocat_bot", "example_bots"):
-        spec = importlib.util.find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            paths.update(Path(p) for p in spec.submodule_search_locations)
+    paths.update(_bot_module_path())
+    for package in BOT_PACKAGES:
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(package)
+            if spec is not None and spec.submodule_search_locations:
+                paths.update(Path(p) for p in spec.submodule_search_locations)
     resolved = sorted({p.resolve() for p in paths if p.exists()})
     # Drop a path inside another one (mounted with it).
-    return [p for p in resolved if not any(q != p and q in p.parents for q in resolved)]
+    return tuple(p for p in resolved if not any(q != p and q in p.parents for q in resolved))
+
+
+def _bot_module_path() -> list[Path]:
+    """The module path this Python starts with in a bot's environment (``BASE_ENV``: no
+    PYTHONPATH, no user site) from no folder of its own: its standard library,
+    site-packages and what their ``.pth`` files add (a path-based editable install, a
+    venv extending another).  Asked of the interpreter itself, since only it knows."""
+    code = "import sys; print('\\0'.join(sys.path))"  # its first, '': -c's current folder
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=BASE_ENV,
+            cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []  # the prefixes still hold the standard library and site-packages
+    if done.returncode != 0:
+        return []
+    entries = done.stdout.rstrip("\n").split("\0")
+    return [Path(e) for e in entries if os.path.isabs(e) and os.path.isdir(e)]
 
 
 def bwrap_argv(
@@ -455,19 +496,33 @@ def bwrap_argv(
     targets = [*mounted, bot_dir, Path(SOCKET_IN_SANDBOX)]
     for folder in _folders_above(targets):
         argv += ["--perms", "0755", "--dir", str(folder)]
-    for path in mounted:
-        if path != bot_dir:
-            argv += ["--ro-bind", str(path), str(path)]
-    argv += ["--bind" if writable_dir else "--ro-bind", str(bot_dir), str(bot_dir)]
-    visible = [*mounted, bot_dir]
-    for secret in sorted({p.resolve() for p in hide}):
-        if not any(secret == v or v in secret.parents for v in visible):
+    argv += _mounts(mounted, bot_dir, writable_dir, hide)
+    argv += ["--bind", str(socket), SOCKET_IN_SANDBOX, "--chdir", str(bot_dir), "--", *command]
+    return argv
+
+
+def _mounts(
+    code: Sequence[Path], bot_dir: Path, writable_dir: bool, hide: Iterable[Path]
+) -> list[str]:
+    """The bind mounts of the code and the bot's folder, and what covers each hidden path
+    that lies inside them, in path order (a folder before what is inside it), so that
+    hiding never takes the code or the bot's own folder away: a hidden folder that holds
+    some of them (another bot's ``dir`` above the installation) is covered first, then
+    they are mounted again inside it; one that is code itself (the built-ins' folder, the
+    example_bots package) stays visible: every bot's sandbox mounts it."""
+    binds = {path: "--ro-bind" for path in code}
+    binds[bot_dir] = "--bind" if writable_dir else "--ro-bind"
+    covers: dict[Path, list[str]] = {}
+    for secret in sorted({p.resolve() for p in hide} - set(binds)):
+        if not any(secret == v or v in secret.parents for v in binds):
             continue  # not mounted anyway
         if secret.is_dir():
-            argv += ["--tmpfs", str(secret)]
+            covers[secret] = ["--tmpfs", str(secret)]
         elif secret.exists():
-            argv += ["--ro-bind", "/dev/null", str(secret)]
-    argv += ["--bind", str(socket), SOCKET_IN_SANDBOX, "--chdir", str(bot_dir), "--", *command]
+            covers[secret] = ["--ro-bind", "/dev/null", str(secret)]
+    argv: list[str] = []
+    for path in sorted({*binds, *covers}):
+        argv += covers.get(path) or [binds[path], str(path), str(path)]
     return argv
 
 
