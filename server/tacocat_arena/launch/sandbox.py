@@ -4,8 +4,9 @@ Organizers run strangers' code.  Under ``bwrap`` (bubblewrap, fast) a bot gets i
 network, IPC and UTS namespaces: it sees no other process, has no network at all (it reaches
 the referee through one Unix socket bind-mounted at ``SOCKET_IN_SANDBOX``), sees the system
 read-only, its own folder read-only (unless ``writable_dir``), the code of the arena's Python
-read-only, a private ``/tmp`` and ``/dev/shm`` of bounded size, and nothing of the config
-file, the output folder, the store, other bots' folders or the organizer's home.  It dies
+read-only (``code_paths``), a private ``/tmp`` and ``/dev/shm`` of bounded size, and nothing
+of the config file, the output folder, the store, other bots' folders, the organizer's home
+or the folder the runner was started from.  It dies
 with the runner (``--die-with-parent``; the PID namespace takes every child with it).
 
 Its host uid is never privileged: an ordinary runner's bwrap maps the bot into a user
