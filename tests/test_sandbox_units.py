@@ -4,6 +4,7 @@ secret.  (tests/test_hostile_bots.py runs them together against hostile bots.)""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -258,7 +259,8 @@ def test_hiding_never_takes_the_code_or_the_bots_own_folder_away(
 def test_the_code_a_bot_is_shown_is_its_pythons_not_the_runners_folder(tmp_path: Path) -> None:
     """A runner started with ``python -m`` from a folder has that folder on its sys.path;
     the code shown to bots is the same from any folder, and holds none of them."""
-    ask = "from tacocat_arena.launch import sandbox; print(list(map(str, sandbox.code_paths())))"
+    ask = "import json; from tacocat_arena.launch import sandbox; "
+    ask += "print(json.dumps(list(map(str, sandbox.code_paths()))))"
     shown = []
     for start in (tmp_path, Path(__file__).parent.parent):
         done = subprocess.run(
@@ -267,7 +269,7 @@ def test_the_code_a_bot_is_shown_is_its_pythons_not_the_runners_folder(tmp_path:
         assert done.returncode == 0, done.stderr
         shown.append(done.stdout)
     assert shown[0] == shown[1]
-    paths = [Path(p) for p in eval(shown[0])]
+    paths = [Path(p) for p in json.loads(shown[0])]
     assert str(tmp_path) not in shown[0] and Path(__file__).parent.parent not in paths
     for package in ("tacocat_bot", "example_bots", "grpc"):
         where = Path(__import__(package).__file__).parent.resolve()
