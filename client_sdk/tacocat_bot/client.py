@@ -4,7 +4,9 @@
 bot.  Decisions are made one at a time in arrival order, on the calling thread, so bot code
 needs no locking even when the referee runs many games at once.  It accepts batches (several
 referee messages in one, which the referee sends only under load) and answers a batch's
-requests in one message, which saves most of the transport's per-message cost.
+requests in one message, which saves most of the transport's per-message cost.  A thread
+reads the stream meanwhile (``inbox.Inbox``), so that a request no answer can count for any
+more (the bot fell behind its clock and the referee moved on) is skipped, not computed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tacocat_arena.protocol.wire import (
     view_from_pb,
 )
 from tacocat_bot.bot import Bot
+from tacocat_bot.inbox import Inbox
 
 log = logging.getLogger("tacocat_bot")
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -78,6 +81,9 @@ class SessionSummary:
     errors: list[str] = field(default_factory=list)
     #: Decisions whose method raised and were replaced by a default move.
     bot_errors: int = 0
+    #: Requests the bot was not asked about because no answer could count any more: the
+    #: bot fell behind its clock and the referee had already moved on (see ``run``).
+    skipped: int = 0
     #: The last session's id (Welcome.session_id) and how it ended: the SessionEnd reason
     #: in lower case (``tournament_over``, ``server_shutdown``, ``removed``), "" if lost.
     session_id: str = ""
@@ -114,6 +120,13 @@ def run(
     its traceback) and the SDK plays a default legal action instead, so one bug does not
     lose every game.  ``strict`` (default: TACOCAT_BOT_STRICT=1 in the environment) lets
     the exception end ``run`` instead, for debugging.
+
+    A bot that falls behind its clock (a decision took longer than its time, so the referee
+    timed it out and went on) is not asked about requests whose answer can no longer count:
+    one the referee has timed out, one whose game has a newer request or is over, one whose
+    ``time_left_ms`` and time bank have run out since it was read.  The first such skip is
+    told on stderr, the others counted (``SessionSummary.skipped``): one slow move costs
+    its own timeouts, not a run of them.
 
     When the referee refuses or breaks the session, ``run`` prints ``STATUS: message`` to
     stderr and exits with status 1, as docs/protocol.md asks of every bot; with
@@ -215,31 +228,40 @@ def _play(
     summary.end_reason = ""
     games: dict[str, _GameInfo] = {}
     policy = _BotErrors(type(bot).__name__, strict, summary)
+    skips = _Skips(summary)
     with _channel(address) as channel:
         _wait_for_referee(channel, address)
         stream = arena_pb2_grpc.ArenaStub(channel).Play(requests(), wait_for_ready=True)
+        inbox = Inbox(stream)
         try:
-            for message in stream:
-                # A batch (sent because the Hello accepts them) is handled element by element,
-                # and its answers go back together in one message.
-                batch = message.batch.messages if message.HasField("batch") else (message,)
-                answers: list[pb.Action] = []
-                ended = False
-                for item in batch:
-                    ended = _handle(bot, item, games, summary, answers, policy) or ended
-                    if item.HasField("welcome"):
-                        summary.sessions += 1
-                        _say(f"connected to {address} as {name}, session {summary.session_id}")
-                    elif item.HasField("session_end"):
-                        end = item.session_end
-                        _say(
-                            f"session {summary.session_id} ended: {summary.end_reason}"
-                            + (f" ({end.message})" if end.message else "")
-                        )
-                if len(answers) == 1:
-                    outbox.put(pb.BotMessage(action=answers[0]))
-                elif answers:
-                    outbox.put(pb.BotMessage(actions=pb.ActionBatch(actions=answers)))
+            answers: list[pb.Action] = []
+            while (arrival := inbox.next()) is not None:
+                item = arrival.message
+                if item.HasField("decision_request"):
+                    request = item.decision_request
+                    why = inbox.lapsed(request, arrival.read_at)
+                    if why:
+                        skips.skipped(request, why)
+                    else:
+                        answers.append(_decide(bot, request, games, policy))
+                ended = _handle(bot, item, games, summary, policy)
+                if item.HasField("welcome"):
+                    summary.sessions += 1
+                    _say(f"connected to {address} as {name}, session {summary.session_id}")
+                elif item.HasField("session_end"):
+                    end = item.session_end
+                    _say(
+                        f"session {summary.session_id} ended: {summary.end_reason}"
+                        + (f" ({end.message})" if end.message else "")
+                    )
+                # The answers to one message of the stream (a batch, sent because the Hello
+                # accepts them) go back together in one message.
+                if arrival.closes_batch or ended:
+                    if len(answers) == 1:
+                        outbox.put(pb.BotMessage(action=answers[0]))
+                    elif answers:
+                        outbox.put(pb.BotMessage(actions=pb.ActionBatch(actions=answers)))
+                    answers = []
                 if ended:
                     break
         except grpc.RpcError as error:
@@ -252,6 +274,8 @@ def _play(
             raise SessionError(str(getattr(status, "name", status)), details, address) from None
         finally:
             outbox.put(None)
+            skips.session_over(summary.session_id)
+    inbox.close()
 
 
 def _say(text: str) -> None:
@@ -309,14 +333,12 @@ def _handle(
     message: pb.RefereeMessage,
     games: dict[str, _GameInfo],
     summary: SessionSummary,
-    answers: list[pb.Action],
     policy: _BotErrors,
 ) -> bool:
-    """Act on one referee message (answers go to ``answers``); True when the session ends."""
+    """Act on one referee message other than a DecisionRequest (``_play`` decides those);
+    True when the session ends."""
     case = message.WhichOneof("message")
-    if case == "decision_request":
-        answers.append(_decide(bot, message.decision_request, games, policy))
-    elif case == "game_start":
+    if case == "game_start":
         start = message.game_start
         games[start.game_id] = _GameInfo(ruleset_from_pb(start.ruleset), start.seat)
         bot.on_game_start(start.game_id, start.seat, start.opponent_name)
@@ -338,6 +360,36 @@ def _handle(
         summary.end_reason = reason.removeprefix("SESSION_END_REASON_").lower()
         return True
     return False
+
+
+class _Skips:
+    """Requests skipped because no answer could count (``Inbox.lapsed``): the first is told
+    on stderr with what it means, the others counted, and the count told when the session
+    ends, so a bot that falls behind says so once instead of once a request."""
+
+    def __init__(self, summary: SessionSummary) -> None:
+        self.summary = summary
+        self.count = 0
+
+    def skipped(self, request: pb.DecisionRequest, why: str) -> None:
+        self.summary.skipped += 1
+        self.count += 1
+        if self.count > 1:
+            return
+        _say(
+            f"skipped request {request.request_id} of game {request.game_id}: {why}, so no "
+            "answer could count. The bot is behind its clock (a decision took longer than its "
+            "time); requests that can no longer count are skipped, so that it catches up, and "
+            "counted, not shown"
+        )
+
+    def session_over(self, session_id: str) -> None:
+        """Say how many requests this session skipped, if any."""
+        if self.count:
+            _say(
+                f"session {session_id or '-'}: skipped {self.count} requests that could no "
+                "longer count (the bot was behind its clock)"
+            )
 
 
 class _BotErrors:
