@@ -6,14 +6,16 @@ When a decision takes longer than its time, the referee times it out, plays a de
 The SDK skips the requests that no answer can count for any more (the referee timed them
 out, a newer one of the game came, the game ended, their time ran out) instead of computing
 them in arrival order, each late answer making the next one later.  A real ``tacocat-arena
-run`` (loopback gRPC) and a real SDK bot process (tests/bots/slow_start_bot.py); the unit
-tests below feed ``Inbox`` the messages a referee would send.
+run`` (loopback gRPC) and a real bot process: the SDK's (tests/bots/slow_start_bot.py) and
+the Node example's, which does the same; the unit tests below feed ``Inbox`` the messages
+a referee would send.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -28,6 +30,8 @@ from tacocat.v1 import arena_pb2 as pb
 from tacocat_bot.inbox import Inbox
 
 SLOW_BOT = REPO_ROOT / "tests" / "bots" / "slow_start_bot.py"
+NODE_BOT = REPO_ROOT / "example_bots" / "node" / "bot.js"
+NODE = shutil.which("node")
 #: The referee's clock: 400 ms a decision, plus its 100 ms grace before a timeout.
 MOVE_TIMEOUT_S = 0.4
 TIMEOUT_AFTER_S = MOVE_TIMEOUT_S + 0.1
@@ -37,12 +41,22 @@ SLOW_S = 3.0
 THINK_S = 0.25
 
 
-def _run_tournament(tmp_path: Path) -> tuple[list[dict[str, object]], str]:
-    """Two games, one at a time, of the slow-start bot against random: the games' records
-    and the slow bot's log."""
+def _slow_bot(language: str) -> str:
+    """The command of the slow-start bot: the SDK's (tests/bots/slow_start_bot.py) or the
+    Node example's, made slow by its TACOCAT_BOT_SLOW."""
+    if language == "python":
+        return f"{sys.executable} {SLOW_BOT}"
+    if NODE is None or not (NODE_BOT.parent / "node_modules").is_dir():
+        pytest.skip("node, or example_bots/node/node_modules (npm ci), is missing")
+    return f"{NODE} {NODE_BOT}"
+
+
+def _run_tournament(tmp_path: Path, bot: str) -> tuple[list[dict[str, object]], str]:
+    """Two games, one at a time, of the slow-start ``bot`` against random: the games'
+    records and the slow bot's log."""
     config = tmp_path / "t.toml"
     config.write_text(
-        f'games = 2\nconcurrency = 1\nmove_timeout = {MOVE_TIMEOUT_S}\ngrace_ms = 100\n'
+        f"games = 2\nconcurrency = 1\nmove_timeout = {MOVE_TIMEOUT_S}\ngrace_ms = 100\n"
         'failure_policy = "default_action"\nsandbox = "none"\ntwins = false\n'
     )
     out = tmp_path / "out"
@@ -51,9 +65,10 @@ def _run_tournament(tmp_path: Path) -> tuple[list[dict[str, object]], str]:
         TACOCAT_TEST_SLOW_CALLS="1",
         TACOCAT_TEST_SLOW_S=str(SLOW_S),
         TACOCAT_TEST_THINK_S=str(THINK_S),
+        TACOCAT_BOT_SLOW=f"1:{SLOW_S * 1000:.0f}:{THINK_S * 1000:.0f}",  # the Node bot's
     )
     command = [sys.executable, "-m", "tacocat_arena.cli", "run", str(config), "--quiet"]
-    command += ["--bot", f"slow={sys.executable} {SLOW_BOT}", "--bot", "random=builtin:random"]
+    command += ["--bot", f"slow={bot}", "--bot", "random=builtin:random"]
     done = subprocess.run(
         [*command, "--out", str(out)],
         cwd=REPO_ROOT,
@@ -68,8 +83,11 @@ def _run_tournament(tmp_path: Path) -> tuple[list[dict[str, object]], str]:
 
 
 @pytest.mark.slow
-def test_one_slow_move_costs_its_own_timeouts_not_a_run_of_them(tmp_path: Path) -> None:
-    games, log = _run_tournament(tmp_path)
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_one_slow_move_costs_its_own_timeouts_not_a_run_of_them(
+    tmp_path: Path, language: str
+) -> None:
+    games, log = _run_tournament(tmp_path, _slow_bot(language))
     timeouts = own = 0
     for game in games:
         seats: list[str] = game["seats"]  # type: ignore[assignment]

@@ -39,6 +39,12 @@ const RECONNECT_FOR_MS = 600000;
 const FAIL_KIND = (process.env.TACOCAT_BOT_FAIL || '').toUpperCase();
 // The longest Action.fallback reason sent (the referee keeps 200 characters).
 const MAX_FALLBACK_CHARS = 200;
+// TACOCAT_BOT_SLOW=N:SLOW_MS:THINK_MS makes the first N decide() calls block SLOW_MS and the
+// later ones THINK_MS, each saying `decided K` on stderr, to see a bot that falls behind its
+// clock catch up (tests/test_sdk_behind.py uses it).
+const [SLOW_CALLS, SLOW_MS, THINK_MS] = (process.env.TACOCAT_BOT_SLOW || '0:0:0').split(':')
+  .map(Number);
+let decisions = 0;
 
 // keepCase: field names exactly as in the .proto (game_id, not gameId).
 // longs: String: uint64 request_id arrives as a string and is echoed back untouched.
@@ -109,6 +115,12 @@ function chooseDefence(view, options) {
 // Turns one DecisionRequest into the body of its Action (without game_id/request_id).
 function decide(request) {
   const { view, legal } = request;
+  if (process.env.TACOCAT_BOT_SLOW) {
+    decisions += 1;
+    const ms = decisions <= SLOW_CALLS ? SLOW_MS : THINK_MS; // blocks, as a long search would
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    console.error(`decided ${decisions}`);
+  }
   if (FAIL_KIND && request.kind === `DECISION_KIND_${FAIL_KIND}`) {
     throw new Error(`TACOCAT_BOT_FAIL=${FAIL_KIND.toLowerCase()}`);
   }
@@ -142,6 +154,80 @@ function defaultMove(request) {
     return { defend: { answers: legal.defend.cards.map(() => ({ sacrifice: true })) } };
   }
   return { replace: { discard: [] } };
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests wait here for their turn, so that a bot which fell behind its clock catches up.
+// ---------------------------------------------------------------------------------------
+
+// A decide() that takes longer than its time blocks the event loop: meanwhile the referee
+// times the request out, plays a default move or forfeits the game (its failure policy) and
+// sends the next request. Answering every request in arrival order would spend the bot's time
+// on answers the referee ignores (STALE_REPLY) and start every later one late: one slow move
+// would become a run of timeouts. So requests wait in `waiting`, one per game (a game has at
+// most one open request), and are decided on a later turn of the event loop, after the
+// messages read meanwhile: a request that got its TIMEOUT, whose game has a newer request or
+// has ended, or whose time_left_ms + time_bank_left_ms have passed since it was read is
+// skipped. The first skip is shown, the others counted.
+const waiting = new Map(); // game_id -> { call, request, readAt }, oldest first
+let draining = false;
+let skipped = 0;
+
+function skip(request, why) {
+  skipped += 1;
+  if (skipped > 1) return;
+  console.error(`node bot: skipped request ${request.request_id} of game ${request.game_id}: ` +
+    `${why}, so no answer could count. The bot is behind its clock; requests that can no ` +
+    'longer count are skipped, so that it catches up, and counted, not shown');
+}
+
+// A request no answer can count for any more leaves `waiting` unanswered.
+function lapse(gameId, why, requestId) {
+  const entry = waiting.get(gameId);
+  if (!entry || (requestId !== undefined && entry.request.request_id !== requestId)) return;
+  waiting.delete(gameId);
+  skip(entry.request, why);
+}
+
+function wait(call, request) {
+  lapse(request.game_id, 'a newer request of its game had come');
+  waiting.set(request.game_id, { call, request, readAt: Date.now() });
+  if (!draining) {
+    draining = true;
+    setImmediate(decideNext);
+  }
+}
+
+// Decide the oldest waiting request, then yield to the event loop (messages read meanwhile
+// come first) before the next one.
+function decideNext() {
+  const next = waiting.entries().next();
+  if (next.done) { // emptied by a new connection (main)
+    draining = false;
+    return;
+  }
+  const [gameId, { call, request, readAt }] = next.value;
+  waiting.delete(gameId);
+  const allowedMs = request.time_left_ms + request.time_bank_left_ms;
+  if (request.time_left_ms && Date.now() - readAt > allowedMs) {
+    skip(request, `its ${allowedMs} ms had run out`);
+  } else {
+    answer(call, request);
+  }
+  if (waiting.size) setImmediate(decideNext);
+  else draining = false;
+}
+
+function answer(call, request) {
+  let body;
+  try {
+    body = decide(request);
+  } catch (error) {
+    console.error(`node bot: decide() failed in ${request.game_id}: ${error.stack}`);
+    body = fallback(request, error);
+  }
+  // Echo game_id and request_id exactly (request_id is a uint64, kept as a string).
+  send(call, { action: { game_id: request.game_id, request_id: request.request_id, ...body } });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -205,21 +291,14 @@ function onMessage(call, msg) {
         seat: msg.game_start.seat, opponent: msg.game_start.opponent_name,
       });
       break;
-    case 'decision_request': {
-      const request = msg.decision_request;
-      let body;
-      try {
-        body = decide(request);
-      } catch (error) {
-        console.error(`node bot: decide() failed in ${request.game_id}: ${error.stack}`);
-        body = fallback(request, error);
-      }
-      // Echo game_id and request_id exactly (request_id is a uint64, kept as a string).
-      send(call, { action: { game_id: request.game_id, request_id: request.request_id, ...body } });
+    case 'decision_request': // decided on a later turn of the event loop (above)
+      wait(call, msg.decision_request);
       break;
-    }
     case 'error': { // a refused Action or a timeout; the stream goes on
       const e = msg.error;
+      if (e.code === 'ERROR_CODE_TIMEOUT') {
+        lapse(e.game_id, 'the referee had timed it out', e.request_id);
+      }
       console.error(`node bot: referee error ${e.code} (${e.outcome}) in game ` +
         `${e.game_id || '-'} request ${e.request_id}: ${e.message}`);
       break;
@@ -227,6 +306,7 @@ function onMessage(call, msg) {
     case 'game_end': {
       const end = msg.game_end;
       games.delete(end.game_id);
+      lapse(end.game_id, 'its game was over');
       const result = end.result.replace('GAME_RESULT_', '');
       tally[result] = (tally[result] || 0) + 1;
       const winner = has(end, 'winner_seat') ? `seat ${end.winner_seat}` : 'nobody';
@@ -240,7 +320,8 @@ function onMessage(call, msg) {
       sessionEnded = true;
       sessionEndReason = msg.session_end.reason;
       console.error(`node bot: session over (${msg.session_end.reason}: ` +
-        `${msg.session_end.message}); won ${tally.WIN}, lost ${tally.LOSS}, drew ${tally.DRAW}`);
+        `${msg.session_end.message}); won ${tally.WIN}, lost ${tally.LOSS}, drew ${tally.DRAW}` +
+        (skipped ? `; skipped ${skipped} requests that could no longer count` : ''));
       call.end(); // half-close our side; the referee then ends the stream with status OK
       break;
     default: // a case added by a newer referee: ignore it, as the protocol asks
@@ -257,6 +338,7 @@ function main() {
   sessionEnded = false;
   sessionEndReason = '';
   hadSession = false;
+  waiting.clear(); // the last connection's requests died with it
   client.waitForReady(Date.now() + CONNECT_TIMEOUT_MS, (error) => {
     if (error) {
       client.close();
