@@ -1,8 +1,15 @@
-"""Benchmarks that print figures (never timed assertions: machines are shared and noisy)."""
+"""``bench engine``: random-vs-random games in process, per CPU second; with ``--against REV``
+this tree and a worktree of REV in child processes, in turns (``trees``).
+
+Benchmarks print figures, never timed assertions: machines are shared and noisy.  This file
+is also what the children run: it imports nothing at its top that an older tree lacks.
+"""
 
 from __future__ import annotations
 
+import os
 import random
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -45,3 +52,60 @@ def bench_engine(games: int, *, seed: int = 1, ruleset: Ruleset = DEFAULT_RULESE
     return EngineFigures(
         games, decisions, rounds, time.process_time() - cpu, time.perf_counter() - wall
     )
+
+
+def measure_engine(games: int, seed: int) -> list[float]:
+    """``bench_engine`` in a child of ``bench engine --against`` (see ``trees.CHILD``): the
+    figures as a JSON list."""
+    f = bench_engine(games, seed=seed)
+    return [f.games, f.decisions, f.rounds, f.cpu_seconds, f.wall_seconds]
+
+
+@dataclass(frozen=True)
+class EngineComparison:
+    """``bench engine --against``: each tree's figures, round by round, taken in turns."""
+
+    this: str
+    other: str
+    mine: tuple[EngineFigures, ...]
+    theirs: tuple[EngineFigures, ...]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    @property
+    def ratios(self) -> list[float]:
+        """Each round's decisions/s of this tree over the other's (measured seconds apart,
+        so sharing the machine's load more than two medians do)."""
+        return [
+            a.decisions_per_second / b.decisions_per_second
+            for a, b in zip(self.mine, self.theirs, strict=True)
+        ]
+
+    @property
+    def median_ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+
+def bench_engine_against(
+    games: int, against: str, *, rounds: int = 5, seed: int = 1
+) -> EngineComparison:
+    """``bench_engine`` in a child process on this tree and one on a worktree of commit
+    ``against``, in turns (each first in half the rounds), the same games in both; raises
+    ``trees.BenchError`` if the comparison cannot be made."""
+    from tacocat_arena.bench.trees import Child, describe_this, this_tree, worktree
+
+    this = this_tree()
+    load_before = os.getloadavg()
+    mine: list[EngineFigures] = []
+    theirs: list[EngineFigures] = []
+    with worktree(against) as other, Child(this, __file__, "measure_engine") as child:
+        assert other is not None
+        with Child(other[1], __file__, "measure_engine") as peer:
+            for index in range(rounds):
+                turns = [(child, mine), (peer, theirs)]
+                for runner, into in turns if index % 2 == 0 else reversed(turns):
+                    games_, decisions, rounds_, cpu, wall = runner.ask(games, seed)
+                    into.append(EngineFigures(int(games_), int(decisions), int(rounds_), cpu, wall))
+        return EngineComparison(
+            describe_this(this), other[0], tuple(mine), tuple(theirs), load_before, os.getloadavg()
+        )

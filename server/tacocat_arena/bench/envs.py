@@ -5,31 +5,27 @@ own action mask or legal-action list, until a loop has taken at least ``steps`` 
 (``envs.codec``), and timed in CPU seconds of the process that runs it (one core).  The peers,
 PettingZoo's Leduc hold'em and OpenSpiel's pure-Python Kuhn poker, go through the same loops.
 
-Each tree is measured by a child process started from this file, with the tree it measures
-first on ``sys.path``: this tree, and with ``against`` a git worktree of another commit in a
-temporary folder, so both trees are driven by the same loops (this file's) in the same run.
+Each tree is measured by a child process running this file's ``measure_loop`` with the tree
+it measures first on ``sys.path`` (``trees.Child``): this tree, and with ``against`` a git
+worktree of another commit in a temporary folder, so both trees are driven by the same loops
+(this file's) in the same run.
 The two children take turns loop by loop (each going first in half the turns), so the load
 of a shared machine changes little between the two figures of a pair; each figure is the
 median over the rounds, and each round's ratio is printed beside the median one.
 
 This module imports nothing of ``tacocat_arena`` at its top: the loops import each adapter
-when they run it, from whichever tree the child has on its path.
+when they run it, from whichever tree the child has on its path (and ``bench_envs`` imports
+``trees``, which the other tree may lack, only in the parent).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 #: The loops of the adapters (both trees), in the order they are printed.
@@ -42,23 +38,6 @@ ADAPTERS = (
 )
 #: The peers' loops (run in this tree's child only: they do not depend on the tree).
 PEERS = ("PettingZoo leduc_holdem_v4 (peer)", "OpenSpiel python_kuhn_poker (peer)")
-
-#: The repository this file belongs to, when it is run from a checkout (not an installation).
-_ROOT = Path(__file__).resolve().parents[3]
-
-#: What a child runs: the measured tree first on the path, then this file as ``__main__``
-#: (run as a script from its own folder, this file would put bench/ first on the path).
-_CHILD = (
-    "import runpy, sys\n"
-    "tree = sys.argv[1]\n"
-    "if tree:\n"
-    "    sys.path[:0] = [tree + '/server', tree + '/client_sdk', tree]\n"
-    "runpy.run_path(sys.argv[2], run_name='__main__')\n"
-)
-
-
-class BenchError(Exception):
-    """The comparison cannot be made (no checkout, unknown commit, a child that failed)."""
 
 
 @dataclass(frozen=True)
@@ -136,25 +115,28 @@ def bench_envs(
     with a worktree of commit ``against`` when given; raise ``BenchError`` if it cannot be
     made.  Each tree has one child for the whole run, as a learner has one process: its tables
     fill in the first round, as they would in the first seconds of training."""
-    this = _ROOT if (_ROOT / "server" / "tacocat_arena").is_dir() else None
+    from tacocat_arena.bench.trees import Child, describe_this, this_tree, worktree
+
+    this = this_tree()
     load_before = os.getloadavg()
     mine: dict[str, list[Sample]] = {name: [] for name in (*ADAPTERS, *PEERS)}
     theirs: dict[str, list[Sample]] = {name: [] for name in ADAPTERS}
-    with _worktree(against) as other, _Child(this) as child:
-        with _Child(other[1] if other is not None else None, needed=other is not None) as peer:
+    with worktree(against) as other, Child(this, __file__, "measure_loop") as child:
+        tree = other[1] if other is not None else None
+        with Child(tree, __file__, "measure_loop", needed=other is not None) as peer:
             for index in range(rounds):
                 for turn, name in enumerate(ADAPTERS):
                     pairs = [(child, mine)] + ([(peer, theirs)] if other is not None else [])
                     if (index + turn) % 2:
                         pairs.reverse()  # each tree goes first in half the turns
                     for runner, into in pairs:
-                        into[name].append(runner.measure(name, steps, seed + index))
+                        into[name].append(Sample(*runner.ask(name, steps, seed + index)))
                 for name in PEERS:
-                    mine[name].append(child.measure(name, steps, seed + index))
+                    mine[name].append(Sample(*child.ask(name, steps, seed + index)))
         return EnvsComparison(
             rounds=rounds,
             steps=steps,
-            this=_describe_this(this),
+            this=describe_this(this),
             other=None if other is None else other[0],
             loops=_figures(ADAPTERS, mine),
             peers=_figures(PEERS, mine),
@@ -166,101 +148,6 @@ def bench_envs(
 
 def _figures(names: tuple[str, ...], samples: dict[str, list[Sample]]) -> tuple[LoopFigures, ...]:
     return tuple(LoopFigures(name, tuple(samples[name])) for name in names)
-
-
-def _git(*args: str) -> str:
-    done = subprocess.run(["git", "-C", str(_ROOT), *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise BenchError(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode}")
-    return done.stdout.strip()
-
-
-def _describe_this(this: Path | None) -> str:
-    if this is None:
-        return "the installed package"
-    try:
-        head = _git("rev-parse", "--short", "HEAD")
-        dirty = _git("status", "--porcelain", "--untracked-files=no")
-    except BenchError:
-        return str(this)
-    return f"{this} at {head}{' with uncommitted changes' if dirty else ''}"
-
-
-@contextmanager
-def _worktree(rev: str | None) -> Iterator[tuple[str, Path] | None]:
-    """A detached git worktree of ``rev`` in a temporary folder (removed after), or None."""
-    if rev is None:
-        yield None
-        return
-    if not (_ROOT / "server" / "tacocat_arena").is_dir():
-        raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
-    try:
-        commit = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-    except BenchError:
-        raise BenchError(f"--against {rev}: no such commit in {_ROOT}") from None
-    with tempfile.TemporaryDirectory(prefix="tacocat-bench-envs-") as folder:
-        path = Path(folder) / "tree"
-        _git("worktree", "add", "--detach", "--quiet", str(path), commit)
-        try:
-            yield f"{rev} ({commit[:7]})", path
-        finally:
-            subprocess.run(
-                ["git", "-C", str(_ROOT), "worktree", "remove", "--force", str(path)],
-                capture_output=True,
-            )
-
-
-class _Child:
-    """A child process measuring one tree, loop by loop on request (see ``_child_main``)."""
-
-    def __init__(self, tree: Path | None, *, needed: bool = True) -> None:
-        self.tree = tree
-        self.needed = needed
-        self.process: subprocess.Popen[str] | None = None
-        self.errors = tempfile.TemporaryFile("w+")  # a file: a pipe nobody reads could fill
-
-    def __enter__(self) -> _Child:
-        if not self.needed:
-            return self
-        environment = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1")
-        environment.pop("PYTHONPATH", None)
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(self.tree or ""), __file__],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.errors,
-            text=True,
-            cwd=self.tree,
-            env=environment,
-        )
-        package = self._answer()
-        if self.tree is not None and not Path(package).is_relative_to(self.tree):
-            raise BenchError(f"the child measuring {self.tree} imported {package} instead")
-        return self
-
-    def measure(self, name: str, steps: int, seed: int) -> Sample:
-        """Run loop ``name`` once in the child."""
-        assert self.process is not None and self.process.stdin is not None
-        self.process.stdin.write(json.dumps([name, steps, seed]) + "\n")
-        self.process.stdin.flush()
-        return Sample(*self._answer())
-
-    def _answer(self) -> Any:
-        assert self.process is not None and self.process.stdout is not None
-        for line in self.process.stdout:
-            if line.startswith(_ANSWER):  # a library may print on import (pygame does)
-                return json.loads(line[len(_ANSWER) :])
-        self.process.wait()
-        self.errors.seek(0)
-        raise BenchError(
-            f"the child measuring {self.tree or 'this tree'} failed:\n{self.errors.read()}"
-        )
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.communicate()
-        self.errors.close()
 
 
 def render_comparison(comparison: EnvsComparison) -> list[str]:
@@ -455,19 +342,6 @@ _LOOPS: dict[str, Callable[[int, int], int]] = {
 }
 
 
-_ANSWER = "@bench-envs "
-
-
-def _child_main() -> None:
-    """Say which package was imported, then run each loop asked for on stdin (a JSON line
-    ``[name, steps, seed]``) and answer ``[steps, cpu_seconds, note]``, until stdin ends."""
-    import tacocat_arena
-
-    print(_ANSWER + json.dumps(tacocat_arena.__file__), flush=True)
-    for line in sys.stdin:
-        name, steps, seed = json.loads(line)
-        print(_ANSWER + json.dumps(_timed(_LOOPS[name], steps, seed)), flush=True)
-
-
-if __name__ == "__main__":
-    _child_main()
+def measure_loop(name: str, steps: int, seed: int) -> tuple[int | None, float, str]:
+    """Run loop ``name`` once (in a child, see ``trees.CHILD``): steps, CPU seconds, note."""
+    return _timed(_LOOPS[name], steps, seed)

@@ -210,6 +210,13 @@ def measure_echo(seconds: float, port_file: str) -> float:
 
 async def measure_referee(seconds: float, games_at_once: int) -> float:
     """(b)/(c): decisions per second of the referee, ``games_at_once`` games in flight."""
+    return (await measure_referee_cost(seconds, games_at_once))[0]
+
+
+async def measure_referee_cost(seconds: float, games_at_once: int) -> tuple[float, float]:
+    """(b)/(c): decisions per second of the referee, ``games_at_once`` games in flight, and
+    decisions per CPU second of the referee's process (its own cost, which a loaded machine
+    blurs less than the rate: the bots' wait for a core is not in it)."""
     from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
 
     tokens = {"a": "token-a", "b": "token-b"}
@@ -225,7 +232,7 @@ async def measure_referee(seconds: float, games_at_once: int) -> float:
         decisions = 0
         counter = iter(range(10**9))
         deadline = time.perf_counter() + seconds
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
 
         async def worker() -> None:
             nonlocal decisions
@@ -238,8 +245,8 @@ async def measure_referee(seconds: float, games_at_once: int) -> float:
                 decisions += sum(report.decisions)
 
         await asyncio.gather(*(worker() for _ in range(games_at_once)))
-        elapsed = time.perf_counter() - started
-        return decisions / elapsed
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        return decisions / elapsed, decisions / cpu
     finally:
         await referee.end_all_sessions("bench over")
         for _ in range(100):  # let the bots see SessionEnd and leave (bounded: 5 s)
@@ -394,6 +401,90 @@ def measure_scale_out(seconds: float, games: int, processes: int) -> float:
             raise RuntimeError(f"a referee worker failed (exit code {worker.returncode})")
         total += float(out.decode().split()[-1])
     return total
+
+
+def referee_cost_in_child(seconds: float, games_at_once: int) -> list[float]:
+    """``measure_referee_cost`` in a child of ``bench referee --against`` (``trees.CHILD``):
+    the tree on its path is the referee, and its bots (started with that path) are that
+    tree's trivial bots, speaking that tree's protocol."""
+    use_uvloop()
+    return list(asyncio.run(measure_referee_cost(seconds, games_at_once)))
+
+
+@dataclass(frozen=True)
+class CostPair:
+    """(b) or (c) of one run: this tree's and the other tree's decisions per second and
+    decisions per CPU second of the referee process, measured one after the other."""
+
+    mine: tuple[float, float]
+    theirs: tuple[float, float]
+
+    @property
+    def rate_ratio(self) -> float:
+        return self.mine[0] / self.theirs[0]
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.mine[1] / self.theirs[1]
+
+
+@dataclass(frozen=True)
+class RefereeComparison:
+    """``bench referee --against REV``: (a) and, for each tree, (b) and (c), run by run."""
+
+    this: str
+    other: str
+    concurrent_games: int
+    echo: tuple[float, ...]
+    single: tuple[CostPair, ...]
+    concurrent: tuple[CostPair, ...]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+
+def bench_referee_against(
+    against: str,
+    seconds: float = 5.0,
+    games_at_once: int = 32,
+    repeats: int = 5,
+    progress: Callable[[int, float, CostPair, CostPair], None] | None = None,
+) -> RefereeComparison:
+    """(a) once a run, and (b) and (c) of this tree and of a worktree of commit ``against``,
+    one child process per tree for the whole run, taking turns (each first in half the
+    runs) so a pair's two figures share the machine's load; raises ``trees.BenchError``
+    when the comparison cannot be made."""
+    import tempfile
+
+    from tacocat_arena.bench.trees import Child, describe_this, this_tree, worktree
+
+    this = this_tree()
+    load_before = os.getloadavg()
+    echo: list[float] = []
+    single: list[CostPair] = []
+    concurrent: list[CostPair] = []
+    with worktree(against) as other, Child(this, __file__, "referee_cost_in_child") as child:
+        assert other is not None
+        with Child(other[1], __file__, "referee_cost_in_child") as peer:
+            for index in range(repeats):
+                with tempfile.TemporaryDirectory() as folder:
+                    echo.append(measure_echo(seconds, os.path.join(folder, "port")))
+                for games, into in ((1, single), (games_at_once, concurrent)):
+                    first, second = (child, peer) if index % 2 == 0 else (peer, child)
+                    a, b = first.ask(seconds, games), second.ask(seconds, games)
+                    mine, theirs = (a, b) if first is child else (b, a)
+                    into.append(CostPair(tuple(mine), tuple(theirs)))
+                if progress is not None:
+                    progress(index, echo[-1], single[-1], concurrent[-1])
+        return RefereeComparison(
+            describe_this(this),
+            other[0],
+            games_at_once,
+            tuple(echo),
+            tuple(single),
+            tuple(concurrent),
+            load_before,
+            os.getloadavg(),
+        )
 
 
 def use_uvloop() -> bool:

@@ -143,16 +143,31 @@ def bench() -> None:
 @bench.command("engine")
 @click.option("--games", "-n", default=5000, show_default=True, help="Games to play.")
 @click.option("--seed", default=1, show_default=True, help="Seed of the first deal.")
-def bench_engine_command(games: int, seed: int) -> None:
+@click.option(
+    "--against",
+    metavar="REV",
+    default=None,
+    help="Also measure commit REV (a git worktree in a temporary folder), in turns.",
+)
+@click.option(
+    "--rounds", default=5, show_default=True, help="With --against: rounds (the median counts)."
+)
+def bench_engine_command(games: int, seed: int, against: str | None, rounds: int) -> None:
     """Play GAMES random-vs-random games in process and print games/s and decisions/s.
 
     Every action is fully validated by the engine; a decision is one action of one seat.
-    Rates are per CPU second of this process, i.e. of one core.
+    Rates are per CPU second of this process, i.e. of one core.  With --against REV, both
+    trees play the same games in child processes, in turns, and each round's ratio prints.
     """
     from tacocat_arena.bench.engine import bench_engine
 
     if games < 1:
         raise click.BadParameter("must be at least 1", param_hint="--games")
+    if rounds < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--rounds")
+    if against is not None:
+        _engine_against(games, seed, against, rounds)
+        return
     figures = bench_engine(games, seed=seed)
     click.echo(f"games:        {figures.games}")
     click.echo(f"decisions:    {figures.decisions} ({figures.decisions / games:.1f} per game)")
@@ -160,6 +175,28 @@ def bench_engine_command(games: int, seed: int) -> None:
     click.echo(f"cpu time:     {figures.cpu_seconds:.2f} s (wall {figures.wall_seconds:.2f} s)")
     click.echo(f"games/s:      {figures.games_per_second:,.0f}")
     click.echo(f"decisions/s:  {figures.decisions_per_second:,.0f}")
+
+
+def _engine_against(games: int, seed: int, against: str, rounds: int) -> None:
+    from tacocat_arena.bench.engine import bench_engine_against
+    from tacocat_arena.bench.trees import BenchError
+
+    try:
+        c = bench_engine_against(games, against, rounds=rounds, seed=seed)
+    except BenchError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"bench engine: {games} games a round, {rounds} round(s), CPU time, in turns")
+    click.echo(f"this tree: {c.this}")
+    click.echo(f"against:   {c.other}, a worktree")
+    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (c.load_before, c.load_after))
+    click.echo(f"load average {before} before, {after} after, on {os.cpu_count()} cores")
+    click.echo(f"{'round':>5} {'decisions/s':>12} {'against':>12}  ratio")
+    for index, (mine, theirs) in enumerate(zip(c.mine, c.theirs, strict=True)):
+        click.echo(
+            f"{index + 1:>5} {mine.decisions_per_second:>12,.0f} "
+            f"{theirs.decisions_per_second:>12,.0f}  {c.ratios[index]:.3f}"
+        )
+    click.echo(f"median ratio (this tree / {c.other}): {c.median_ratio:.3f}")
 
 
 @bench.command("search")
@@ -326,7 +363,8 @@ def bench_envs_command(steps: int, rounds: int, against: str | None, seed: int) 
     """Steps per CPU second of the engine and of each learning-library adapter (envs/), and
     of the peers (PettingZoo's Leduc hold'em, OpenSpiel's Kuhn poker) through the same loops;
     with --against REV, of REV's adapters too, in the same run, with the ratios."""
-    from tacocat_arena.bench.envs import BenchError, bench_envs, render_comparison
+    from tacocat_arena.bench.envs import bench_envs, render_comparison
+    from tacocat_arena.bench.trees import BenchError
 
     if steps < 1:
         raise click.BadParameter("must be at least 1", param_hint="--steps")
@@ -399,12 +437,25 @@ def bench_arena_command(
     default=False,
     help="Run the referee's event loop on uvloop (pip install uvloop).",
 )
+@click.option(
+    "--against",
+    metavar="REV",
+    default=None,
+    help="Instead: (b) and (c) of this tree and of commit REV (a git worktree in a temporary "
+    "folder), in turns, with the ratio of each run and their median.",
+)
 def bench_referee_command(
-    seconds: float, games_at_once: int, repeats: int, scale_games: int, uvloop: bool
+    seconds: float,
+    games_at_once: int,
+    repeats: int,
+    scale_games: int,
+    uvloop: bool,
+    against: str | None,
 ) -> None:
     """(a) bare gRPC echo round trips/s, (b) referee decisions/s with one game, (c) with many
     games at once, (d) the ceiling of (b) (the stream handling alone), (e) two referee
-    processes against one; prints the ratios."""
+    processes against one; prints the ratios.  With --against REV: (a), and (b) and (c) of
+    both trees, run by run."""
     import os
 
     from tacocat_arena.bench.referee import RefereeRun, bench_referee, use_uvloop
@@ -415,6 +466,9 @@ def bench_referee_command(
 
     if seconds <= 0 or repeats < 1 or games_at_once < 1:
         raise click.UsageError("--seconds must be > 0, --repeats and --games-at-once >= 1")
+    if against is not None:
+        _referee_against(against, seconds, games_at_once, repeats)
+        return
 
     def report(index: int, run: RefereeRun) -> None:
         click.echo(
@@ -496,3 +550,43 @@ def bench_grade_command(bot: str, rubric: Path | None, move_timeout: float | Non
         raise click.ClickException(str(error)) from None
     for line in figures.lines():
         click.echo(line)
+
+
+def _referee_against(against: str, seconds: float, games_at_once: int, repeats: int) -> None:
+    import statistics
+
+    from tacocat_arena.bench.referee import CostPair, bench_referee_against
+    from tacocat_arena.bench.trees import BenchError
+
+    def report(index: int, echo: float, single: CostPair, many: CostPair) -> None:
+        click.echo(
+            f"run {index + 1}/{repeats}: (a) {echo:,.0f}  (b) {single.mine[0]:,.0f} vs "
+            f"{single.theirs[0]:,.0f}  (c) {many.mine[0]:,.0f} vs {many.theirs[0]:,.0f}",
+            err=True,
+        )
+
+    try:
+        c = bench_referee_against(against, seconds, games_at_once, repeats, progress=report)
+    except BenchError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"bench referee: {repeats} run(s) of {seconds:g} s a figure, the trees in turns")
+    click.echo(f"this tree: {c.this}")
+    click.echo(f"against:   {c.other}, a worktree (its referee and its trivial bots)")
+    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (c.load_before, c.load_after))
+    click.echo(f"load average {before} before, {after} after, on {os.cpu_count()} cores")
+    click.echo(f"(a) bare grpcio bidi echo, median: {statistics.median(c.echo):,.0f} round trips/s")
+    click.echo(f"{'':38} {'this':>9} {'against':>9}  ratio: median (each run)")
+    rows = (
+        ("(b) 1 game", c.single),
+        (f"(c) {c.concurrent_games} games at once", c.concurrent),
+    )
+    for label, pairs in rows:
+        for unit, part in (("decisions/s", 0), ("decisions/CPU s", 1)):
+            ratios = [p.rate_ratio if part == 0 else p.cpu_ratio for p in pairs]
+            each = " ".join(f"{r:.2f}" for r in ratios)
+            click.echo(
+                f"{label + ', ' + unit:38} {statistics.median(p.mine[part] for p in pairs):>9,.0f} "
+                f"{statistics.median(p.theirs[part] for p in pairs):>9,.0f}  "
+                f"{statistics.median(ratios):.2f} ({each})"
+            )
+    click.echo("(decisions/CPU s: per CPU second of the referee's process, its own cost)")

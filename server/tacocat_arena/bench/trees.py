@@ -1,0 +1,163 @@
+"""The trees a ``bench ... --against REV`` compares: this checkout and a git worktree of REV.
+
+Each tree is measured by a child process running a function of one of bench/'s files (this
+tree's file, so both trees are driven by the same code) with the measured tree first on
+``sys.path`` (``Child``).  The worktree lives in a temporary folder for the length of the run.
+
+This module imports nothing of ``tacocat_arena``, and a bench file a child runs imports it
+only inside the functions the parent calls: the other tree may not have it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+#: The repository bench/ belongs to, when it is run from a checkout (not an installation).
+ROOT = Path(__file__).resolve().parents[3]
+
+#: What starts a child's answer on its stdout (a library may print on import: pygame does).
+ANSWER = "@bench-child "
+
+#: What a child runs: the measured tree first on the path, a bench file run as a module (run
+#: as a script from its own folder, the file would put bench/ first on the path), then one of
+#: its functions for each request read from stdin (a JSON list of arguments), answered in
+#: JSON on stdout, until stdin ends.  Its first answer names the package it imported.
+CHILD = f"""
+import json, runpy, sys
+tree, script, function = sys.argv[1:4]
+if tree:
+    sys.path[:0] = [tree + '/server', tree + '/client_sdk', tree]
+names = runpy.run_path(script, run_name='__bench_child__')
+import tacocat_arena
+print({ANSWER!r} + json.dumps(tacocat_arena.__file__), flush=True)
+for line in sys.stdin:
+    print({ANSWER!r} + json.dumps(names[function](*json.loads(line))), flush=True)
+"""
+
+
+class BenchError(Exception):
+    """The comparison cannot be made (no checkout, unknown commit, a child that failed)."""
+
+
+def this_tree() -> Path | None:
+    """This checkout, or None when the package is installed (no tree to put on a path)."""
+    return ROOT if (ROOT / "server" / "tacocat_arena").is_dir() else None
+
+
+def child_environment(tree: Path | None) -> dict[str, str]:
+    """A child's environment: ``tree`` on PYTHONPATH (so the processes the child starts, the
+    bots of ``bench referee``, import the same tree), none of ours otherwise."""
+    environment = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1", PYTHONUNBUFFERED="1")
+    environment.pop("PYTHONPATH", None)
+    if tree is not None:
+        environment["PYTHONPATH"] = os.pathsep.join(
+            str(tree / part) for part in ("server", "client_sdk", ".")
+        )
+    return environment
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+    return done.stdout.strip()
+
+
+def describe_this(this: Path | None) -> str:
+    """This tree as a header names it: the folder, its commit, whether it has changes."""
+    if this is None:
+        return "the installed package"
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except BenchError:
+        return str(this)
+    return f"{this} at {head}{' with uncommitted changes' if dirty else ''}"
+
+
+@contextmanager
+def worktree(rev: str | None) -> Iterator[tuple[str, Path] | None]:
+    """A detached git worktree of ``rev`` in a temporary folder (removed after) and how the
+    figures name it, or None without ``rev``."""
+    if rev is None:
+        yield None
+        return
+    if this_tree() is None:
+        raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
+    try:
+        commit = git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except BenchError:
+        raise BenchError(f"--against {rev}: no such commit in {ROOT}") from None
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-") as folder:
+        path = Path(folder) / "tree"
+        git("worktree", "add", "--detach", "--quiet", str(path), commit)
+        try:
+            yield f"{rev} ({commit[:7]})", path
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
+                capture_output=True,
+            )
+
+
+class Child:
+    """A child process measuring one tree: ``function`` of the bench file ``script`` answers
+    each request (see ``CHILD``)."""
+
+    def __init__(
+        self, tree: Path | None, script: str, function: str, *, needed: bool = True
+    ) -> None:
+        self.tree = tree
+        self.command = [sys.executable, "-c", CHILD, str(tree or ""), script, function]
+        self.needed = needed
+        self.process: subprocess.Popen[str] | None = None
+        self.errors = tempfile.TemporaryFile("w+")  # a file: a pipe nobody reads could fill
+
+    def __enter__(self) -> Child:
+        if not self.needed:
+            return self
+        self.process = subprocess.Popen(
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            text=True,
+            cwd=self.tree,
+            env=child_environment(self.tree),
+        )
+        package = self._answer()
+        if self.tree is not None and not Path(package).is_relative_to(self.tree):
+            raise BenchError(f"the child measuring {self.tree} imported {package} instead")
+        return self
+
+    def ask(self, *arguments: object) -> Any:
+        """Run the child's function once with ``arguments`` (JSON values); its answer."""
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.write(json.dumps(arguments) + "\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def _answer(self) -> Any:
+        assert self.process is not None and self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith(ANSWER):
+                return json.loads(line[len(ANSWER) :])
+        self.process.wait()
+        self.errors.seek(0)
+        raise BenchError(
+            f"the child measuring {self.tree or 'this tree'} failed:\n{self.errors.read()}"
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.communicate()
+        self.errors.close()
