@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -85,6 +86,44 @@ def test_bench_engine_prints_its_figures() -> None:
     assert result.exit_code == 0, result.output
     assert "decisions/s:" in result.output
     assert "games:        20" in result.output
+
+
+def test_bench_engine_against_another_commit_plays_both_trees_in_turns() -> None:
+    """--against HEAD: a worktree of this commit, so the ratios are about 1 (not asserted:
+    figures are not tested); every round prints both rates and the worktree is gone after."""
+    before = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
+    result = CliRunner().invoke(
+        main, ["bench", "engine", "--games", "20", "--rounds", "2", "--against", "HEAD"]
+    )
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^against: +HEAD \([0-9a-f]{7}\), a worktree$", result.output, re.M)
+    rounds = re.findall(r"^ +(\d) +[\d,]+ +[\d,]+  \d+\.\d{3}$", result.output, re.M)
+    assert rounds == ["1", "2"]
+    assert re.search(r"^median ratio \(this tree / HEAD .*\): \d+\.\d{3}$", result.output, re.M)
+    after = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
+    assert after == before
+
+
+def test_bench_referee_against_another_commit_measures_b_and_c_of_both_trees() -> None:
+    result = CliRunner().invoke(
+        main,
+        ["bench", "referee", "--seconds", "0.3", "--games-at-once", "4", "--repeats", "2"]
+        + ["--against", "HEAD"],
+    )
+    assert result.exit_code == 0, result.output
+    rows = re.findall(
+        r"^\(([bc])\) .*, decisions/(s|CPU s) +[\d,]+ +[\d,]+  \d+\.\d\d \(\d+\.\d\d \d+\.\d\d\)$",
+        result.stdout,
+        re.M,
+    )
+    assert rows == [("b", "s"), ("b", "CPU s"), ("c", "s"), ("c", "CPU s")]
+
+
+def test_bench_against_an_unknown_commit_says_so() -> None:
+    for command in ("engine", "referee"):
+        result = CliRunner().invoke(main, ["bench", command, "--against", "no-such-rev"])
+        assert result.exit_code == 1, result.output
+        assert "--against no-such-rev: no such commit" in result.output
 
 
 def test_bench_referee_prints_the_three_rates_and_their_ratios() -> None:
