@@ -45,7 +45,7 @@ def _slow_bot(language: str) -> str:
     """The command of the slow-start bot: the SDK's (tests/bots/slow_start_bot.py) or the
     Node example's, made slow by its TACOCAT_BOT_SLOW."""
     if language == "python":
-        return f"{sys.executable} {SLOW_BOT}"
+        return f"python {SLOW_BOT}"  # the runner's own interpreter, as for every bot
     if NODE is None or not (NODE_BOT.parent / "node_modules").is_dir():
         pytest.skip("node, or example_bots/node/node_modules (npm ci), is missing")
     return f"{NODE} {NODE_BOT}"
