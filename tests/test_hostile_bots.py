@@ -187,19 +187,23 @@ def test_hostile_bots_in_the_sandbox_are_contained(tmp_path: Path) -> None:
 
     # The fork bomb and the memory hog crash into their limits, and lose by crash with the
     # limit named; past max_restarts their remaining games are unplayed forfeits.
+    unplayed = 0
     for name, limit in (("forkbomb", "process limit 32"), ("hog", "memory limit 160 MiB")):
         theirs = [g for g in played if name in g["seats"]]
         crashed = [g for g in theirs if g["reason"] == "crash"]
         assert len(crashed) == 4, [(g["id"], g["reason"], g["detail"]) for g in theirs]
         assert all(g["seats"][g["winner"]] == "victim" for g in crashed)
         in_game = [g for g in crashed if g["rounds"] >= 1]
-        assert len(in_game) == 2
+        # Each twin's process crashes once, in every game it has in flight then (one or two at
+        # concurrency 2, as the machine's speed has it); its later games go unplayed.
+        assert 2 <= len(in_game) <= 4, [(g["id"], g["rounds"], g["detail"]) for g in crashed]
         assert all(limit in g["detail"] for g in in_game), [g["detail"] for g in in_game]
+        unplayed += len(crashed) - len(in_game)
         if name == "forkbomb" and sandbox.process_limit_kind() == "":
             continue
         forked = probes(logs / f"{name}.log")
         assert forked, f"{name} never reached its attempt"
-    assert "4 games went unplayed" in done.stdout
+    assert (f"{unplayed} games went unplayed" in done.stdout) == (unplayed > 0), done.stdout
     assert_victim_unaffected(played, "victim", {"spy", "predict", "remember", "orphan"})
     assert_no_process_left(tag)  # the orphan went with its sandbox
 

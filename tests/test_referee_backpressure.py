@@ -410,7 +410,7 @@ def test_bot_that_leaves_for_good_forfeits_its_remaining_games_within_one_window
     from tacocat_arena.tournament.runner import run_tournament
     from tacocat_arena.tournament.storage import TournamentStore
 
-    window = 5.0
+    window = 10.0  # also the first connect's: a bot process can take 5 s to start at load 10
     config = TournamentConfig(
         bots=tuple(BotSpec(name, "") for name in "abc"),
         games_per_pairing=8,
