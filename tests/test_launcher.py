@@ -56,6 +56,17 @@ def test_a_command_naming_a_file_elsewhere_runs_in_that_files_folder(tmp_path: P
     placed = folder.place(BotSpec("mine", "python ../bots/mine/mine.py --fast"), start)
     assert placed.folder == script.parent
     assert placed.argv == ("python", str(script), "--fast")  # its paths made absolute
+    data = script.parent / "data.txt"
+    data.write_text("x")
+    venv_python = tmp_path / "venv" / "bin" / "python"  # a link, as a venv's is
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to(sys.executable)
+    command = f"{venv_python} ../bots/mine/mine.py --data=../bots/mine/data.txt"
+    placed = folder.place(BotSpec("mine", command), start)
+    assert placed.folder == script.parent
+    # The link is kept (resolved, it would be the base Python, without the venv's packages),
+    # and an option keeps its name.
+    assert placed.argv == (str(venv_python), str(script), f"--data={data}")
 
 
 def test_a_given_dir_or_a_file_in_the_base_folder_keeps_the_command(tmp_path: Path) -> None:

@@ -59,9 +59,20 @@ def place(spec: BotSpec, base_dir: Path) -> Placement:
     if first is None or first.parent == base_dir.resolve():
         return Placement(base_dir, tuple(argv))
     absolute = [
-        str(path) if path is not None else word for word, path in zip(argv, named, strict=True)
+        _absolute(word, base_dir) if path is not None else word
+        for word, path in zip(argv, named, strict=True)
     ]
     return Placement(first.parent, tuple(absolute))
+
+
+def _absolute(word: str, base: Path) -> str:
+    """``word`` (an option's value too: ``--x=PATH``) with the path it names made absolute:
+    its folders resolved, its last part kept as written: a virtual environment's
+    ``bin/python`` is a link to the base interpreter, which would run without the
+    environment's packages."""
+    option, equals, value = word.partition("=") if word.startswith("-") else ("", "", word)
+    path = Path(value) if Path(value).is_absolute() else base / value
+    return f"{option}{equals}{path.parent.resolve() / path.name}"
 
 
 def preflight(spec: BotSpec, placement: Placement, mode: SandboxMode) -> None:
