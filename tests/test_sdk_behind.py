@@ -37,7 +37,7 @@ MOVE_TIMEOUT_S = 0.4
 TIMEOUT_AFTER_S = MOVE_TIMEOUT_S + 0.1
 #: The bot's first decision sleeps SLOW_S; every later one thinks THINK_S, well in time but
 #: long enough that computing the requests already timed out would make the next ones late.
-SLOW_S = 3.0
+SLOW_S = 4.0
 THINK_S = 0.25
 
 
@@ -102,12 +102,13 @@ def test_one_slow_move_costs_its_own_timeouts_not_a_run_of_them(
     # While the slow move sleeps, each request of its game times out in turn, one at least
     # TIMEOUT_AFTER_S after the one before: those are the slow move's own timeouts.  The one
     # pending when it wakes may still be lost; nothing after that.
-    assert 1 < timeouts <= SLOW_S // TIMEOUT_AFTER_S + 2, (timeouts, log)
+    figures = f"{timeouts} timeouts, {decided} decisions computed, {own} counted; log: {log}"
+    assert 1 < timeouts <= SLOW_S // TIMEOUT_AFTER_S + 2, figures
     # Every decision the bot computed counted, except the slow one (and perhaps the one
     # pending when it woke): no time went into answers the referee would ignore.
-    assert decided - own <= 2, (decided, own, timeouts)
-    assert log.count("skipped request ") == 1  # told once...
-    assert "requests that could no longer count" in log  # ... and counted at the end
+    assert decided - own <= 2, figures
+    assert log.count("skipped request ") == 1, figures  # told once...
+    assert "requests that could no longer count" in log, figures  # ... and counted at the end
 
 
 # -- the inbox, unit by unit --------------------------------------------------------------
