@@ -76,8 +76,12 @@ def test_the_encoder_gives_the_defined_features_for_both_seats_at_every_step(rul
         for seat in (0, 1):
             chosen = steps.chosen_by(seat)
             vector = features.encode(steps.view(seat), chosen)
-            assert vector == defined_features(ruleset, build_view(steps.game, seat), chosen)
+            defined = defined_features(ruleset, build_view(steps.game, seat), chosen)
+            # The observations hold float32s: the definition's values, rounded to float32.
+            assert vector == np.array(defined, np.float32).tolist()
             assert len(vector) == features.size
+            packed = np.frombuffer(features.pack(steps.view(seat), chosen), np.float32)
+            assert packed.tolist() == vector
             checked += 1
     assert checked > 500
 

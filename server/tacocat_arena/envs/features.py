@@ -8,9 +8,12 @@ Card counts are divided by the deck's copies of the value, sizes by the largest 
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import truediv
+from struct import Struct
 
 from tacocat_arena.engine import Card, DecisionKind, Ruleset, SeatView
 
@@ -43,11 +46,18 @@ class Features:
         return len(self.names)
 
     def encode(self, view: SeatView, chosen: tuple[Answer, ...] = ()) -> list[float]:
-        """The vector of ``view`` with ``chosen`` the seat's choices so far in its decision.
+        """The vector of ``view`` with ``chosen`` the seat's choices so far in its decision,
+        as Python floats of the float32 values the adapters' observations hold (``pack``)."""
+        return memoryview(self.pack(view, chosen)).cast("f").tolist()
 
-        A new list each call, made in one pass from its groups: the card groups and the board
-        come from tables of the segments already made (a segment is a function of a tuple of
-        cards, or of the Tacocat's position and the covered spaces), the rest is computed.
+    def pack(self, view: SeatView, chosen: tuple[Answer, ...] = ()) -> bytearray:
+        """The vector as native float32s: a new buffer each call, for ``numpy.frombuffer``.
+
+        Made in one join of its groups' bytes: the card groups, the kind and seat, and the
+        board come from tables of the segments already made (a segment is a function of a
+        tuple of cards, of the kind and seat, or of the Tacocat's position and the covered
+        spaces), the last eight floats are packed at once.  Building a float32 array from a
+        list of 91 Python floats costs several times this.
         """
         layout = self._layout
         counts, kept = layout.counts, layout.kept.get  # kept segments: no call to make
@@ -65,24 +75,27 @@ class Features:
         board, first, second = layout.board(view)
         largest = layout.largest
         hand, discards = view.hand, view.discards
-        return [
-            *(layout.waiting if kind is None else layout.kinds[_KINDS.index(kind)]),
-            float(seat),
-            *(kept(hand) or counts(hand)),
-            *(kept(picked) or counts(picked)),
-            *(kept(attack) or counts(attack)),
-            *answering,
-            *(kept(discards) or counts(discards)),
-            *board,
-            sacrifices,
-            view.opponent_hand_size / largest,
-            view.draw_pile_size / layout.deck_size,
-            view.max_replace / largest,
-            min(view.round, layout.max_rounds) / layout.max_rounds,
-            first if seat == 0 else second,  # the distance to its own goal
-            second if seat == 0 else first,
-            1.0 if view.attacker == seat else 0.0,
-        ]
+        return bytearray().join(
+            (
+                layout.heads[seat][4 if kind is None else _KINDS.index(kind)],
+                kept(hand) or counts(hand),
+                kept(picked) or counts(picked),
+                kept(attack) or counts(attack),
+                answering,
+                kept(discards) or counts(discards),
+                board,
+                _TAIL(
+                    sacrifices,
+                    view.opponent_hand_size / largest,
+                    view.draw_pile_size / layout.deck_size,
+                    view.max_replace / largest,
+                    min(view.round, layout.max_rounds) / layout.max_rounds,
+                    first if seat == 0 else second,  # the distance to its own goal
+                    second if seat == 0 else first,
+                    1.0 if view.attacker == seat else 0.0,
+                ),
+            )
+        )
 
     def describe(self, view: SeatView, chosen: tuple[Answer, ...] = ()) -> str:
         """A one-line text of the same view (OpenSpiel's observation string)."""
@@ -109,7 +122,14 @@ def _cards(cards: tuple[Card, ...]) -> str:
 #: How many segments a layout's tables keep before they start again (a default board has
 #: 1,152 arrangements; hands, attacks and discards, tens of thousands).
 _TABLE_LIMIT = 1 << 16
-_Board = tuple[tuple[float, ...], float, float]
+_Board = tuple[bytes, float, float]
+#: The last eight features (the scalars), packed at once as native float32s.
+_TAIL = Struct("8f").pack
+
+
+def _floats(values: Iterable[float]) -> bytes:
+    """``values`` as native float32s (as numpy's float32 holds them)."""
+    return array("f", values).tobytes()
 
 
 class _Layout:
@@ -121,9 +141,7 @@ class _Layout:
 
     __slots__ = (
         "values",
-        "kinds",
-        "waiting",
-        "waiting",
+        "heads",
         "answering",
         "no_card",
         "copies",
@@ -137,30 +155,34 @@ class _Layout:
 
     def __init__(self, ruleset: Ruleset, values: tuple[Card, ...]) -> None:
         self.values = values
-        # By position in _KINDS (found by identity: hashing an Enum member runs Python code).
-        self.kinds = tuple(
-            tuple(1.0 if kind is each else 0.0 for each in _KINDS) for kind in _KINDS
+        #: The kind and seat segment: by seat, then by position in _KINDS (found by identity:
+        #: hashing an Enum member runs Python code), the fifth for no decision pending.
+        self.heads = tuple(
+            tuple(
+                _floats([*(1.0 if kind is each else 0.0 for each in _KINDS), float(seat)])
+                for kind in (*_KINDS, None)
+            )
+            for seat in (0, 1)
         )
-        self.waiting = (0.0,) * len(_KINDS)
-        self.answering = {v: tuple(1.0 if v == w else 0.0 for w in values) for v in values}
-        self.no_card = (0.0,) * len(values)
+        self.answering = {v: _floats(1.0 if v == w else 0.0 for w in values) for v in values}
+        self.no_card = _floats(0.0 for _ in values)
         self.copies = tuple(ruleset.deck[v] for v in values)
         self.largest = max(ruleset.hand_sizes)
         self.deck_size = ruleset.deck_size
         self.max_rounds = ruleset.max_rounds
         self.spaces = ruleset.spaces
-        #: The segments of ``counts`` made so far (never empty tuples, so ``or`` can test them).
-        self.kept: dict[tuple[Card, ...], tuple[float, ...]] = {(): self.no_card}
+        #: The segments of ``counts`` made so far (never empty, so ``or`` can test them).
+        self.kept: dict[tuple[Card, ...], bytes] = {(): self.no_card}
         self._boards: dict[tuple[int, tuple[bool, ...]], _Board] = {}
 
-    def counts(self, cards: tuple[Card, ...]) -> tuple[float, ...]:
+    def counts(self, cards: tuple[Card, ...]) -> bytes:
         """Per card value, the copies of it in ``cards`` over the deck's copies of it."""
         segment = self.kept.get(cards)
         if segment is None:
             if len(self.kept) >= _TABLE_LIMIT:
                 self.kept.clear()
                 self.kept[()] = self.no_card
-            segment = tuple(map(truediv, map(cards.count, self.values), self.copies))
+            segment = _floats(map(truediv, map(cards.count, self.values), self.copies))
             self.kept[cards] = segment
         return segment
 
@@ -178,7 +200,7 @@ class _Layout:
             floats.extend(1.0 if c else 0.0 for c in covered)
             scale = self.spaces + 1
             board = self._boards[key] = (
-                tuple(floats),
+                _floats(floats),
                 view.distance_to_goal(0) / scale,
                 view.distance_to_goal(1) / scale,
             )

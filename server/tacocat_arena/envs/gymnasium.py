@@ -134,7 +134,7 @@ class TacocatEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def _observation(self) -> np.ndarray:
         view = self._steps.view(self.seat)
-        return np.array(self.features.encode(view, self._agent_chosen()), np.float32)
+        return np.frombuffer(self.features.pack(view, self._agent_chosen()), np.float32)
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._info_masks.of(self._legal_ids())}

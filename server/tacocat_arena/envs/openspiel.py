@@ -209,7 +209,8 @@ class TacocatObserver:
             self.tensor.fill(0.0)
             return
         steps = state.steps
-        self.tensor[:] = _FEATURES.encode(steps.view(player), steps.chosen_by(player))
+        packed = _FEATURES.pack(steps.view(player), steps.chosen_by(player))
+        self.tensor[:] = np.frombuffer(packed, np.float32)
 
     def string_from(self, state: TacocatState, player: int) -> str:
         """``player``'s observation, or its information state with perfect recall."""

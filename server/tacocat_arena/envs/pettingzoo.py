@@ -104,9 +104,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped enviro
         """The agent's features and its action mask (zeros unless it is to move)."""
         seat = _SEAT_OF[agent]
         steps = self._steps
-        vector = self.features.encode(steps.view(seat), steps.chosen_by(seat))
+        vector = self.features.pack(steps.view(seat), steps.chosen_by(seat))
         mask = self._masks.of(steps.legal_ids() if seat == steps.mover else ())
-        return {"observation": np.array(vector, np.float32), "action_mask": mask}
+        return {"observation": np.frombuffer(vector, np.float32), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         """Take one flat step for ``agent_selection`` (None for an agent that is done)."""
