@@ -18,6 +18,8 @@ path reaches an illegal one.  docs/envs.md has the table.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -36,8 +38,9 @@ from tacocat_arena.engine import (
 )
 
 Answer = Card | None
-_LegalKey = tuple[int, tuple[Card, ...], tuple[Answer, ...], int]
-#: How many answers each of a codec's tables keeps before it starts again (a few MB at most).
+#: The attack table's key: the hand and the cards chosen so far.
+_AttackKey = tuple[tuple[Card, ...], tuple[Answer, ...]]
+#: How many answers the attack table keeps before it starts again (a few MB at most).
 _TABLE_LIMIT = 1 << 16
 
 
@@ -55,7 +58,8 @@ class ActionCodec:
     # Per-codec constants and tables, made once (a codec is made once per ruleset, ``of``);
     # plain attributes, not properties, since every step reads them.
     _index: dict[Card, int] = field(init=False, repr=False, compare=False)
-    _legal: dict[_LegalKey, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    _card_id: Callable[[Card], int] = field(init=False, repr=False, compare=False)
+    _attack: dict[_AttackKey, tuple[int, ...]] = field(init=False, repr=False, compare=False)
     _duels: tuple[Duel, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -64,7 +68,8 @@ class ActionCodec:
         object.__setattr__(self, "sacrifice", count + 1)
         object.__setattr__(self, "size", count + 2)
         object.__setattr__(self, "_index", {v: i for i, v in enumerate(self.values)})
-        object.__setattr__(self, "_legal", {})
+        object.__setattr__(self, "_card_id", self._index.__getitem__)
+        object.__setattr__(self, "_attack", {})
         # Actions are immutable values: one Duel per card id serves every duel.
         object.__setattr__(self, "_duels", tuple(Duel(v) for v in self.values))
 
@@ -92,55 +97,53 @@ class ActionCodec:
     def legal_ids(self, view: SeatView, chosen: tuple[Answer, ...]) -> tuple[int, ...]:
         """The ids legal for ``view``'s pending decision after the choices ``chosen``, ascending.
 
-        A function of the hand, the choices and the decision's one other input (the attack
-        card being answered, or ``max_replace``), so each answer is kept in a bounded table:
-        a learner meets the same few thousand of them again and again."""
-        kind, hand = view.kind, view.hand
+        Worked out from the hand (sorted, as the engine keeps every hand) by slicing it at
+        the lowest card allowed, which costs less than looking an answer up in a table would
+        (hands rarely repeat); an attack's are kept per hand and choices (see ``_attacks``)."""
+        kind = view.kind
         if kind is None:
             return ()
-        # The kind is in the key as a number: hashing an Enum member runs Python code.
-        key: _LegalKey
+        hand = view.hand
         if kind is DecisionKind.DEFEND:
-            key = (3, hand, chosen, view.current_attack[len(chosen)])
-        elif kind is DecisionKind.REPLACE:
-            key = (0, hand, chosen, view.max_replace)
-        else:
-            key = (2 if kind is DecisionKind.ATTACK else 1, hand, chosen, 0)
-        table = self._legal
+            # P2, P4: a card of the hand not named yet, at least the attack card answered.
+            limit = view.current_attack[len(chosen)]
+            cards: Sequence[Card] = hand[bisect_left(hand, limit) :]
+            if chosen:
+                cards = _without(cards, chosen, limit)
+            return (*map(self._card_id, dict.fromkeys(cards)), self.sacrifice)
+        if kind is DecisionKind.REPLACE:
+            # R1, R2: ascending cards still in hand, at most max_replace of them, then done.
+            if len(chosen) >= view.max_replace:
+                return (self.done,)
+            if not chosen:
+                return (*map(self._card_id, dict.fromkeys(hand)), self.done)
+            floor: Card = chosen[-1]  # type: ignore[assignment]
+            cards = _without(hand[bisect_left(hand, floor) :], chosen, floor)
+            return (*map(self._card_id, dict.fromkeys(cards)), self.done)
+        if kind is DecisionKind.DUEL:  # D1: any card of the hand
+            return tuple(map(self._card_id, dict.fromkeys(hand)))
+        return self._attacks(hand, chosen)
+
+    def _attacks(self, hand: tuple[Card, ...], chosen: tuple[Answer, ...]) -> tuple[int, ...]:
+        """The next cards of the legal attacks (``legal_attacks`` lists each as a sorted
+        tuple) that begin with the cards chosen, and done if those make one; kept in a
+        bounded table, since going through a hand's attacks costs more than a look-up."""
+        key = (hand, chosen)
+        table = self._attack
         ids = table.get(key)
         if ids is None:
             if len(table) >= _TABLE_LIMIT:
                 table.clear()
-            ids = table[key] = self._enumerate(kind, hand, chosen, key[3])
-        return ids
-
-    def _enumerate(
-        self, kind: DecisionKind, hand: tuple[Card, ...], chosen: tuple[Answer, ...], limit: int
-    ) -> tuple[int, ...]:
-        card_id = self._index.__getitem__
-        if kind is DecisionKind.DUEL:
-            return tuple(map(card_id, sorted(set(hand))))
-        if kind is DecisionKind.ATTACK:
-            # The next cards of the legal attacks (``legal_attacks`` lists each as a sorted
-            # tuple) that begin with the cards chosen, and done if those make one.
             attacks = legal_attacks(hand)
             size = len(chosen)
-            nexts = sorted({a[size] for a in attacks if len(a) > size and a[:size] == chosen})
-            done = (self.done,) if chosen in attacks else ()
-            return (*map(card_id, nexts), *done)
-        if kind is DecisionKind.REPLACE and len(chosen) >= limit:  # R1, R2: no card more
-            return (self.done,)
-        rest: tuple[Card, ...] | list[Card] = hand
-        if chosen:
-            rest = list(hand)
-            for answer in chosen:
-                if answer is not None:
-                    rest.remove(answer)
-        if kind is DecisionKind.DEFEND:  # ``limit`` is the attack card being answered (P4)
-            return (*map(card_id, sorted({v for v in rest if v >= limit})), self.sacrifice)
-        # REPLACE: ascending cards, at most ``limit`` (max_replace) of them.
-        floor = chosen[-1] if chosen else 0
-        return (*map(card_id, sorted({v for v in rest if v >= floor})), self.done)  # type: ignore[operator]
+            if not size:
+                ids = tuple(map(self._card_id, sorted({a[0] for a in attacks})))
+            else:
+                nexts = sorted({a[size] for a in attacks if len(a) > size and a[:size] == chosen})
+                done = (self.done,) if chosen in attacks else ()
+                ids = (*map(self._card_id, nexts), *done)
+            table[key] = ids
+        return ids
 
     def step(
         self,
@@ -166,8 +169,8 @@ class ActionCodec:
         kind = view.kind
         if kind is DecisionKind.DUEL:
             return (), self._duels[action_id]
-        if action_id == self.done:
-            cards = tuple(c for c in chosen if c is not None)
+        if action_id == self.done:  # a replace or an attack: only a defence holds sacrifices
+            cards: tuple[Card, ...] = chosen  # type: ignore[assignment]
             return (), Replace(cards) if kind is DecisionKind.REPLACE else Attack(cards)
         answer: Answer = None if action_id == self.sacrifice else self.values[action_id]
         chosen = (*chosen, answer)
@@ -194,6 +197,16 @@ class ActionCodec:
         if isinstance(action_id, int) and 0 <= action_id < self.size:
             return self.label(action_id)
         return f"outside 0..{self.size - 1}"
+
+
+def _without(cards: Sequence[Card], chosen: tuple[Answer, ...], floor: Card) -> list[Card]:
+    """``cards`` (the hand from ``floor`` up) less the cards of ``chosen`` at least ``floor``
+    (the lower ones are not among them): what is left of it to choose from."""
+    rest = list(cards)
+    for answer in chosen:
+        if answer is not None and answer >= floor:
+            rest.remove(answer)
+    return rest
 
 
 _RULE = {

@@ -48,7 +48,7 @@ class Features:
     def encode(self, view: SeatView, chosen: tuple[Answer, ...] = ()) -> list[float]:
         """The vector of ``view`` with ``chosen`` the seat's choices so far in its decision,
         as Python floats of the float32 values the adapters' observations hold (``pack``)."""
-        return memoryview(self.pack(view, chosen)).cast("f").tolist()
+        return array("f", self.pack(view, chosen)).tolist()
 
     def pack(self, view: SeatView, chosen: tuple[Answer, ...] = ()) -> bytearray:
         """The vector as native float32s: a new buffer each call, for ``numpy.frombuffer``.

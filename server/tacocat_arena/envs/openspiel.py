@@ -130,11 +130,12 @@ class TacocatState(pyspiel.State):
         steps = self.steps
         return _CHANCE if steps is None else _PLAYER[steps.game.pending]
 
-    def _legal_actions(self, player: int) -> list[int]:
+    def _legal_actions(self, player: int) -> tuple[int, ...]:
+        # The kept tuple itself: pybind11 reads any sequence into the C++ vector.
         steps = self.steps
-        if steps is None or player != steps.mover:
-            return []
-        return list(steps.legal_ids())
+        if steps is None or player != _PLAYER[steps.game.pending]:
+            return ()
+        return steps.legal_ids()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         if self.steps is not None:
@@ -148,7 +149,7 @@ class TacocatState(pyspiel.State):
                 raise ValueError(f"deal {action} is not in [0, {self.deals})")
             self.steps = StepGame(DEFAULT_RULESET, int(action))
         else:
-            self.steps.step(int(action))  # IllegalActionError names the rule
+            self.steps.step(action)  # IllegalActionError names the rule
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:

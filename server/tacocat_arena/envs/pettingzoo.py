@@ -115,16 +115,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped enviro
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
         steps = self._steps
         steps.step(int(action))  # IllegalActionError (a ValueError) names the rule
         if steps.is_over:
-            for agent_name, value in zip(AGENTS, steps.returns(), strict=True):
-                self.rewards[agent_name] = value
+            # The game's end is the only step with rewards: every other one leaves the
+            # rewards all zeros, as they were (nothing to add to the cumulative rewards).
+            self.rewards = dict(zip(AGENTS, steps.returns(), strict=True))
             self.terminations = dict.fromkeys(self.agents, True)
+            self._accumulate_rewards()
         else:
             self.agent_selection = AGENTS[steps.mover]  # type: ignore[index]
-        self._accumulate_rewards()
         if self.render_mode == "ansi":
             print(self.render())
 

@@ -113,32 +113,44 @@ class StepGame:
 
     def legal_ids(self) -> tuple[int, ...]:
         """The ids legal for the mover now (empty when the game is over)."""
-        if self._legal_chosen is self.chosen and self._moment == len(self.game.actions):
+        game = self.game
+        moment = len(game.actions)
+        chosen = self.chosen
+        if self._legal_chosen is chosen and self._moment == moment:
             return self._legal
-        seat = MOVERS[self.game.pending]
+        seat = MOVERS[game.pending]
         if seat is None:
             return ()
-        view = self.view(seat)
-        chosen = self.chosen
-        self._legal = self.codec.legal_ids(view, chosen)
+        if moment != self._moment:  # as ``view`` does, without the call
+            self._moment = moment
+            self._views = [None, None]
+        view = self._views[seat]
+        if view is None:
+            view = self._views[seat] = build_view(game, seat)
+        self._legal = legal = self.codec.legal_ids(view, chosen)
         self._legal_chosen = chosen
-        return self._legal
+        return legal
 
     def step(self, action_id: int) -> Action | None:
         """Take one step for the mover; return the engine action if it completed one.
 
         An illegal id raises ``IllegalActionError`` and changes nothing.
         """
-        seat = MOVERS[self.game.pending]
+        game = self.game
+        seat = MOVERS[game.pending]
         if seat is None:
             raise ValueError("the game is over: no step can be taken")
-        legal = self.legal_ids()  # builds the mover's view of this moment too
-        view = self._views[seat] or self.view(seat)
-        chosen, action = self.codec.step(view, self.chosen, int(action_id), legal)
+        chosen = self.chosen
+        if self._legal_chosen is chosen and self._moment == len(game.actions):
+            legal = self._legal  # kept for this moment: the mover's view is kept too
+        else:
+            legal = self.legal_ids()  # builds the mover's view of this moment too
+        view: SeatView = self._views[seat]  # type: ignore[assignment]
+        chosen, action = self.codec.step(view, chosen, int(action_id), legal)
         if action is None:
             self.chosen = chosen
             return None
-        self.apply(seat, action)
+        self._apply(game, seat, action)
         return action
 
     def apply(self, seat: Seat, action: Action) -> None:
@@ -146,12 +158,15 @@ class StepGame:
         game = self.game
         if seat != MOVERS[game.pending]:
             raise ValueError(f"seat {seat} is not the mover (seat {self.mover} is)")
+        self._apply(game, seat, action)
+
+    def _apply(self, game: Game, seat: Seat, action: Action) -> None:
         both = len(game.pending) == 2
         game.apply(seat, action)
         self.chosen = ()
         if both and game.pending:
             self.committed[seat] = action
-        else:
+        elif self.committed:
             self.committed.clear()
 
     def returns(self) -> tuple[float, float]:
