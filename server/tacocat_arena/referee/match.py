@@ -210,12 +210,16 @@ class _Asked:
     #: The answer's ``Action.fallback``: why it is a default the bot's SDK played because
     #: the bot's code failed ("" for the bot's own decision).
     fallback: str = ""
+    #: The clock's time, rounded to the microsecond as the record holds it, so that the
+    #: referee's bank arithmetic and ``verify``'s re-run of it use the same numbers (set by
+    #: ``stop``).
+    elapsed_ms: float = 0.0
 
-    @property
-    def elapsed_ms(self) -> float:
-        """The clock's time, rounded to the microsecond as the record holds it, so that the
-        referee's bank arithmetic and ``verify``'s re-run of it use the same numbers."""
-        return round((self.stopped - self.started) * 1000, 3)
+    def stop(self, at: float) -> None:
+        """Stop the clock at ``at`` (``time.monotonic``).  The rounding is done once here:
+        ``round(x, 3)`` formats and parses a decimal string, a microsecond a decision."""
+        self.stopped = at
+        self.elapsed_ms = round((at - self.started) * 1000, 3)
 
 
 async def play_game(
@@ -240,15 +244,14 @@ async def play_game(
         observe(game)
     match = _Match(game_id, sessions, game, settings, classify_disconnect)
     match.start(match_info)
-    while game.outcome is None:
-        await match.decide()
+    await match.play()
     return match.report()
 
 
 class _Match:
     """One game in play: the engine, the seats' clocks and what the record will say.
 
-    ``decide`` plays one decision of the engine's pending seats; when one fails it asks the
+    ``play`` plays the decisions of the engine's pending seats; when one fails it asks the
     failure policy (``policy.FailureRules``) whether the seat forfeits or is substituted.
     """
 
@@ -298,35 +301,39 @@ class _Match:
             )
             seat.session.post(pb.RefereeMessage(game_start=start))
 
-    async def decide(self) -> None:
-        """Ask every pending seat, then apply or rule on each answer."""
+    async def play(self) -> None:
+        """Play decisions until the game ends: ask every pending seat, then apply or rule on
+        each answer.  One coroutine for the whole game, not one a decision."""
         game, settings = self.game, self.settings
-        pending = sorted(game.pending)
-        simultaneous = len(pending) == 2
-        # Every pending seat is asked before any answer is awaited: for a simultaneous
-        # decision both requests are out at once, and neither answer is applied before both
-        # are in (the engine's pending set guarantees the second half).
-        asked = [_ask(game, self.seats[s], settings, simultaneous) for s in pending]
-        timed = [a for a in asked if isinstance(a, _Asked)]
-        if timed:
-            self.max_untimed = max(self.max_untimed, timed[0].started - self.untimed_since)
-        answers = [await _answer(a, settings) for a in asked]
-        if timed:
-            self.untimed_since = max(a.stopped for a in timed)
-        paired = list(zip(pending, answers, strict=True))
-        failures = [(s, a) for s, a in paired if isinstance(a, _Failure)]
-        if self.rules.ends_both(len(failures)):
-            self._both_failed(failures)
-            return
-        for seat_index, answer in paired:
-            ms = _measured_ms(asked, seat_index)
-            if not isinstance(answer, _Failure):
-                refused = self._apply(seat_index, answer, asked, ms)
-                if refused is None:
-                    continue
-                answer = refused
-            if await self._rule(seat_index, answer, ms):
+        while game.outcome is None:
+            pending = sorted(game.pending)
+            simultaneous = len(pending) == 2
+            # Every pending seat is asked before any answer is awaited: for a simultaneous
+            # decision both requests are out at once, and neither answer is applied before both
+            # are in (the engine's pending set guarantees the second half).
+            asked = [_ask(game, self.seats[s], settings, simultaneous) for s in pending]
+            timed = [a for a in asked if isinstance(a, _Asked)]
+            if timed:
+                self.max_untimed = max(self.max_untimed, timed[0].started - self.untimed_since)
+            answers = []  # a loop, not an async comprehension: that is one more coroutine
+            for request in asked:
+                answers.append(await _answer(request, settings))
+            if timed:
+                self.untimed_since = max(a.stopped for a in timed)
+            paired = list(zip(pending, answers, strict=True))
+            failures = [(s, a) for s, a in paired if isinstance(a, _Failure)]
+            if failures and self.rules.ends_both(len(failures)):
+                self._both_failed(failures)
                 return
+            for seat_index, answer in paired:
+                ms = _measured_ms(asked, seat_index)
+                if not isinstance(answer, _Failure):
+                    refused = self._apply(seat_index, answer, asked, ms)
+                    if refused is None:
+                        continue
+                    answer = refused
+                if await self._rule(seat_index, answer, ms):
+                    return
 
     def _apply(
         self, seat_index: Seat, action: Action, asked: list[_Asked | _Failure], ms: float | None
@@ -504,19 +511,20 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
     clock = settings.clock
     allowance_ms = clock.decision_ms
     try:
-        reply, asked.stopped = await asked.future
+        reply, read_at = await asked.future
     except TimeoutError:
-        asked.stopped = time.monotonic()
+        asked.stop(time.monotonic())
         seat.session.close_request(request_id, "timed out")
         return _timed_out(asked, settings)
     except SessionClosed as error:
-        asked.stopped = time.monotonic()
+        asked.stop(time.monotonic())
         return _disconnected(error)
     finally:
         if asked.timer is not None:
             asked.timer.cancel()
     # The clock stopped when the reader task read the Action, not when this task woke up:
     # the referee's own scheduling delay is never charged to the bot.
+    asked.stop(read_at)
     elapsed_ms = asked.elapsed_ms
     if allowance_ms and elapsed_ms > asked.deadline_ms:
         # Read past the deadline (the timer ran late, the loop being stalled): one clock for
