@@ -92,20 +92,23 @@ def bench_engine_against(
     """``bench_engine`` in a child process on this tree and one on a worktree of commit
     ``against``, in turns (each first in half the rounds), the same games in both; raises
     ``trees.BenchError`` if the comparison cannot be made."""
-    from tacocat_arena.bench.trees import Child, describe_this, this_tree, worktree
+    from tacocat_arena.bench.trees import compared, in_turns
 
-    this = this_tree()
     load_before = os.getloadavg()
-    mine: list[EngineFigures] = []
-    theirs: list[EngineFigures] = []
-    with worktree(against) as other, Child(this, __file__, "measure_engine") as child:
-        assert other is not None
-        with Child(other[1], __file__, "measure_engine") as peer:
-            for index in range(rounds):
-                turns = [(child, mine), (peer, theirs)]
-                for runner, into in turns if index % 2 == 0 else reversed(turns):
-                    games_, decisions, rounds_, cpu, wall = runner.ask(games, seed)
-                    into.append(EngineFigures(int(games_), int(decisions), int(rounds_), cpu, wall))
-        return EngineComparison(
-            describe_this(this), other[0], tuple(mine), tuple(theirs), load_before, os.getloadavg()
-        )
+    figures: dict[str, list[EngineFigures]] = {"mine": [], "theirs": []}
+    with compared(against, __file__, "measure_engine") as (this, other, mine, theirs):
+        into = {id(mine): figures["mine"], id(theirs): figures["theirs"]}
+        for index in range(rounds):
+            for runner in in_turns(index, mine, theirs):
+                games_, decisions, rounds_, cpu, wall = runner.ask(games, seed)
+                into[id(runner)].append(
+                    EngineFigures(int(games_), int(decisions), int(rounds_), cpu, wall)
+                )
+    return EngineComparison(
+        this,
+        other,
+        tuple(figures["mine"]),
+        tuple(figures["theirs"]),
+        load_before,
+        os.getloadavg(),
+    )

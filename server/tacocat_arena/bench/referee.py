@@ -455,36 +455,34 @@ def bench_referee_against(
     when the comparison cannot be made."""
     import tempfile
 
-    from tacocat_arena.bench.trees import Child, describe_this, this_tree, worktree
+    from tacocat_arena.bench.trees import compared, in_turns
 
-    this = this_tree()
     load_before = os.getloadavg()
     echo: list[float] = []
     single: list[CostPair] = []
     concurrent: list[CostPair] = []
-    with worktree(against) as other, Child(this, __file__, "referee_cost_in_child") as child:
-        assert other is not None
-        with Child(other[1], __file__, "referee_cost_in_child") as peer:
-            for index in range(repeats):
-                with tempfile.TemporaryDirectory() as folder:
-                    echo.append(measure_echo(seconds, os.path.join(folder, "port")))
-                for games, into in ((1, single), (games_at_once, concurrent)):
-                    first, second = (child, peer) if index % 2 == 0 else (peer, child)
-                    a, b = first.ask(seconds, games), second.ask(seconds, games)
-                    mine, theirs = (a, b) if first is child else (b, a)
-                    into.append(CostPair(tuple(mine), tuple(theirs)))
-                if progress is not None:
-                    progress(index, echo[-1], single[-1], concurrent[-1])
-        return RefereeComparison(
-            describe_this(this),
-            other[0],
-            games_at_once,
-            tuple(echo),
-            tuple(single),
-            tuple(concurrent),
-            load_before,
-            os.getloadavg(),
-        )
+    with compared(against, __file__, "referee_cost_in_child") as (this, other, mine, theirs):
+        for index in range(repeats):
+            with tempfile.TemporaryDirectory() as folder:
+                echo.append(measure_echo(seconds, os.path.join(folder, "port")))
+            for games, into in ((1, single), (games_at_once, concurrent)):
+                rates = {
+                    id(runner): runner.ask(seconds, games)
+                    for runner in in_turns(index, mine, theirs)
+                }
+                into.append(CostPair(tuple(rates[id(mine)]), tuple(rates[id(theirs)])))
+            if progress is not None:
+                progress(index, echo[-1], single[-1], concurrent[-1])
+    return RefereeComparison(
+        this,
+        other,
+        games_at_once,
+        tuple(echo),
+        tuple(single),
+        tuple(concurrent),
+        load_before,
+        os.getloadavg(),
+    )
 
 
 def use_uvloop() -> bool:

@@ -161,3 +161,20 @@ class Child:
             self.process.kill()
             self.process.communicate()
         self.errors.close()
+
+
+@contextmanager
+def compared(against: str, script: str, function: str) -> Iterator[tuple[str, str, Child, Child]]:
+    """How the figures name this tree and a worktree of ``against``, and a child measuring
+    each with ``function`` of ``script``, for the length of the comparison."""
+    this = this_tree()
+    with worktree(against) as other, Child(this, script, function) as mine:
+        if other is None:  # never: a revision always gives a worktree
+            raise BenchError("--against needs a revision")
+        with Child(other[1], script, function) as theirs:
+            yield describe_this(this), other[0], mine, theirs
+
+
+def in_turns(index: int, mine: Child, theirs: Child) -> tuple[Child, Child]:
+    """Which child goes first in round ``index``: each in half the rounds."""
+    return (mine, theirs) if index % 2 == 0 else (theirs, mine)

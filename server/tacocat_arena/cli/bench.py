@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -135,6 +136,16 @@ def soak_command(games: int, games_at_once: int, arena: bool) -> None:
     click.echo(f"after: {_load_text()}")
 
 
+def _against_option(what: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """``--against REV`` (bench/trees.py) as each command says what it does with it."""
+    return click.option(
+        "--against",
+        metavar="REV",
+        default=None,
+        help=f"{what} (REV is checked out in a temporary git worktree.)",
+    )
+
+
 @click.group()
 def bench() -> None:
     """Benchmarks that print figures."""
@@ -143,12 +154,7 @@ def bench() -> None:
 @bench.command("engine")
 @click.option("--games", "-n", default=5000, show_default=True, help="Games to play.")
 @click.option("--seed", default=1, show_default=True, help="Seed of the first deal.")
-@click.option(
-    "--against",
-    metavar="REV",
-    default=None,
-    help="Also measure commit REV (a git worktree in a temporary folder), in turns.",
-)
+@_against_option("Also measure commit REV, in turns.")
 @click.option(
     "--rounds", default=5, show_default=True, help="With --against: rounds (the median counts)."
 )
@@ -177,6 +183,19 @@ def bench_engine_command(games: int, seed: int, against: str | None, rounds: int
     click.echo(f"decisions/s:  {figures.decisions_per_second:,.0f}")
 
 
+def _echo_trees(
+    this: str,
+    other: str,
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+) -> None:
+    """The head of a ``--against`` comparison: the two trees and the load around it."""
+    click.echo(f"this tree: {this}")
+    click.echo(f"against:   {other}")
+    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (load_before, load_after))
+    click.echo(f"load average {before} before, {after} after, on {os.cpu_count()} cores")
+
+
 def _engine_against(games: int, seed: int, against: str, rounds: int) -> None:
     from tacocat_arena.bench.engine import bench_engine_against
     from tacocat_arena.bench.trees import BenchError
@@ -186,10 +205,7 @@ def _engine_against(games: int, seed: int, against: str, rounds: int) -> None:
     except BenchError as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"bench engine: {games} games a round, {rounds} round(s), CPU time, in turns")
-    click.echo(f"this tree: {c.this}")
-    click.echo(f"against:   {c.other}, a worktree")
-    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (c.load_before, c.load_after))
-    click.echo(f"load average {before} before, {after} after, on {os.cpu_count()} cores")
+    _echo_trees(c.this, f"{c.other}, a worktree", c.load_before, c.load_after)
     click.echo(f"{'round':>5} {'decisions/s':>12} {'against':>12}  ratio")
     for index, (mine, theirs) in enumerate(zip(c.mine, c.theirs, strict=True)):
         click.echo(
@@ -352,12 +368,7 @@ def bench_bots_command(
     "--steps", "-n", default=20_000, show_default=True, help="Flat steps per loop and round."
 )
 @click.option("--rounds", default=5, show_default=True, help="Rounds (medians are over them).")
-@click.option(
-    "--against",
-    metavar="REV",
-    default=None,
-    help="Also measure commit REV (a git worktree in a temporary folder), interleaved.",
-)
+@_against_option("Also measure commit REV, interleaved.")
 @click.option("--seed", default=1, show_default=True, help="Seed of the deals and moves.")
 def bench_envs_command(steps: int, rounds: int, against: str | None, seed: int) -> None:
     """Steps per CPU second of the engine and of each learning-library adapter (envs/), and
@@ -437,12 +448,9 @@ def bench_arena_command(
     default=False,
     help="Run the referee's event loop on uvloop (pip install uvloop).",
 )
-@click.option(
-    "--against",
-    metavar="REV",
-    default=None,
-    help="Instead: (b) and (c) of this tree and of commit REV (a git worktree in a temporary "
-    "folder), in turns, with the ratio of each run and their median.",
+@_against_option(
+    "Instead: (b) and (c) of this tree and of commit REV, in turns, with the ratio of each run "
+    "and their median."
 )
 def bench_referee_command(
     seconds: float,
@@ -570,10 +578,12 @@ def _referee_against(against: str, seconds: float, games_at_once: int, repeats: 
     except BenchError as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"bench referee: {repeats} run(s) of {seconds:g} s a figure, the trees in turns")
-    click.echo(f"this tree: {c.this}")
-    click.echo(f"against:   {c.other}, a worktree (its referee and its trivial bots)")
-    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (c.load_before, c.load_after))
-    click.echo(f"load average {before} before, {after} after, on {os.cpu_count()} cores")
+    _echo_trees(
+        c.this,
+        f"{c.other}, a worktree (its referee and its trivial bots)",
+        c.load_before,
+        c.load_after,
+    )
     click.echo(f"(a) bare grpcio bidi echo, median: {statistics.median(c.echo):,.0f} round trips/s")
     click.echo(f"{'':38} {'this':>9} {'against':>9}  ratio: median (each run)")
     rows = (
