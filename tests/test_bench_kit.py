@@ -55,7 +55,8 @@ def test_bench_envs_command_measures_the_engine_every_wrapper_and_the_peers():
     result = CliRunner().invoke(main, ["bench", "envs", "--steps", "200", "--rounds", "1"])
     assert result.exit_code == 0, result.output
     names = ("engine (decisions)", "StepGame", "PettingZoo raw_env", "Gymnasium", "OpenSpiel py")
-    for name in (*names, "leduc_holdem_v4 (peer)", "python_kuhn_poker (peer)"):
+    peers = ("leduc_holdem_v4 (peer)", "python_kuhn_poker (peer)", "python_null (the floor)")
+    for name in (*names, *peers):
         line = next(line for line in result.output.splitlines() if name in line)
         assert re.search(r"[\d,]+ +\d+\.\d|not installed", line), line
 

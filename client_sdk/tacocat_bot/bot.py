@@ -63,9 +63,9 @@ class Bot:
         if kind is DecisionKind.DUEL:
             return Duel(int(self.duel(view)))
         if kind is DecisionKind.ATTACK:
-            return Attack(tuple(int(c) for c in self.attack(view)))
+            return Attack(tuple(map(int, self.attack(view))))
         if kind is DecisionKind.DEFEND:
-            return Defend(tuple(None if a is None else int(a) for a in self.defend(view)))
+            return Defend(tuple([None if a is None else int(a) for a in self.defend(view)]))
         if kind is DecisionKind.REPLACE:
-            return Replace(tuple(int(c) for c in self.replace(view)))
+            return Replace(tuple(map(int, self.replace(view))))
         raise ValueError("this view has no pending decision")

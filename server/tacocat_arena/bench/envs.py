@@ -36,8 +36,15 @@ ADAPTERS = (
     "Gymnasium vs builtin:random",
     "OpenSpiel python_tacocat",
 )
-#: The peers' loops (run in this tree's child only: they do not depend on the tree).
-PEERS = ("PettingZoo leduc_holdem_v4 (peer)", "OpenSpiel python_kuhn_poker (peer)")
+#: The peers' loops (run in this tree's child only: they do not depend on the tree), each
+#: beside the adapter it is compared with.  The last is OpenSpiel's floor: a Python game that
+#: does nothing at all, through the same loop, so its time is pyspiel's own and the loop's.
+PEERS = (
+    "PettingZoo leduc_holdem_v4 (peer)",
+    "OpenSpiel python_kuhn_poker (peer)",
+    "OpenSpiel python_null (the floor)",
+)
+_COMPARED = (ADAPTERS[2], ADAPTERS[4], ADAPTERS[4])
 
 
 @dataclass(frozen=True)
@@ -185,15 +192,18 @@ def render_comparison(comparison: EnvsComparison) -> list[str]:
                 row += f" {_rate(theirs)}  {median:.2f}x ({rounds})"
         lines.append(row)
     lines += ["", "peers, through the same loops (this tree's process):"]
-    for peer, ours in zip(c.peers, (c.loops[2], c.loops[4]), strict=True):
+    ours_by_name = {figures.name: figures for figures in c.loops}
+    for peer, compared in zip(c.peers, _COMPARED, strict=True):
+        ours = ours_by_name[compared]
         if peer.missing:
             lines.append(f"{peer.name:36} {peer.missing}")
             continue
-        versus = (
-            f"  ours {ours.steps_per_second / peer.steps_per_second:.2f}x of it"
-            if not ours.missing
-            else ""
-        )
+        versus = ""
+        if not ours.missing and peer.name == PEERS[2]:
+            share = peer.microseconds_per_step / ours.microseconds_per_step
+            versus = f"  {share:.0%} of ours a step: pyspiel's and the loop's own"
+        elif not ours.missing:
+            versus = f"  ours {ours.steps_per_second / peer.steps_per_second:.2f}x of it"
         lines.append(f"{peer.name:36} {_rate(peer)}{versus}")
     return lines
 
@@ -321,6 +331,80 @@ def _spiel(name: str, steps: int, seed: int) -> int:
     return taken
 
 
+#: The null game's decisions a game (about a tacocat game's flat steps) and legal ids.
+_NULL_LENGTH = 50
+_NULL_LEGAL = [0, 1, 2]
+
+
+def _null(steps: int, seed: int) -> int:
+    """The floor of the OpenSpiel loop: ``python_null``, registered on first use, whose
+    methods do nothing but count (a chance node of 65,536 deals, then 50 decisions)."""
+    import pyspiel
+
+    if "python_null" not in pyspiel.registered_names():
+        _register_null(pyspiel)
+    return _spiel("python_null", steps, seed)
+
+
+def _register_null(pyspiel: Any) -> None:
+    game_type = pyspiel.GameType(
+        short_name="python_null",
+        long_name="a Python game that does nothing (the bench's floor)",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=2,
+        min_num_players=2,
+        provides_information_state_string=False,
+        provides_information_state_tensor=False,
+        provides_observation_string=False,
+        provides_observation_tensor=False,
+        parameter_specification={},
+    )
+    chance, terminal = int(pyspiel.PlayerId.CHANCE), int(pyspiel.PlayerId.TERMINAL)
+
+    class NullGame(pyspiel.Game):
+        def __init__(self, params: Any = None) -> None:
+            info = pyspiel.GameInfo(
+                num_distinct_actions=len(_NULL_LEGAL),
+                max_chance_outcomes=1 << 16,
+                num_players=2,
+                min_utility=-1.0,
+                max_utility=1.0,
+                utility_sum=0.0,
+                max_game_length=_NULL_LENGTH + 1,
+            )
+            super().__init__(game_type, info, params or {})
+
+        def new_initial_state(self) -> NullState:
+            return NullState(self)
+
+    class NullState(pyspiel.State):
+        def __init__(self, game: NullGame) -> None:
+            super().__init__(game)
+            self.taken = -1
+
+        def current_player(self) -> int:
+            taken = self.taken
+            return chance if taken < 0 else terminal if taken >= _NULL_LENGTH else taken % 2
+
+        def _legal_actions(self, player: int) -> list[int]:
+            return _NULL_LEGAL
+
+        def _apply_action(self, action: int) -> None:
+            self.taken += 1
+
+        def is_terminal(self) -> bool:
+            return self.taken >= _NULL_LENGTH
+
+        def returns(self) -> list[float]:
+            return [0.0, 0.0]
+
+    pyspiel.register_game(game_type, NullGame)
+
+
 def _openspiel(steps: int, seed: int) -> int:
     import tacocat_arena.envs.openspiel  # noqa: F401  (registers python_tacocat)
 
@@ -339,6 +423,7 @@ _LOOPS: dict[str, Callable[[int, int], int]] = {
     ADAPTERS[4]: _openspiel,
     PEERS[0]: _leduc,
     PEERS[1]: _kuhn,
+    PEERS[2]: _null,
 }
 
 

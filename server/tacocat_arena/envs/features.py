@@ -72,7 +72,8 @@ class Features:
             sacrifices = (len(chosen) - len(picked)) / layout.largest
         if kind is DecisionKind.DEFEND and len(chosen) < len(attack):
             answering = layout.answering[attack[len(chosen)]]
-        board, first, second = layout.board(view)
+        kept_board = layout.boards.get((view.tacocat, view.covered))
+        board, first, second = kept_board or layout.board(view)
         largest = layout.largest
         hand, discards = view.hand, view.discards
         return bytearray().join(
@@ -150,7 +151,7 @@ class _Layout:
         "max_rounds",
         "spaces",
         "kept",
-        "_boards",
+        "boards",
     )
 
     def __init__(self, ruleset: Ruleset, values: tuple[Card, ...]) -> None:
@@ -173,7 +174,7 @@ class _Layout:
         self.spaces = ruleset.spaces
         #: The segments of ``counts`` made so far (never empty, so ``or`` can test them).
         self.kept: dict[tuple[Card, ...], bytes] = {(): self.no_card}
-        self._boards: dict[tuple[int, tuple[bool, ...]], _Board] = {}
+        self.boards: dict[tuple[int, tuple[bool, ...]], _Board] = {}
 
     def counts(self, cards: tuple[Card, ...]) -> bytes:
         """Per card value, the copies of it in ``cards`` over the deck's copies of it."""
@@ -192,14 +193,14 @@ class _Layout:
         the position and the covered spaces alone."""
         tacocat, covered = view.tacocat, view.covered
         key = (tacocat, covered)
-        board = self._boards.get(key)
+        board = self.boards.get(key)
         if board is None:
-            if len(self._boards) >= _TABLE_LIMIT:
-                self._boards.clear()
+            if len(self.boards) >= _TABLE_LIMIT:
+                self.boards.clear()
             floats = [1.0 if p == tacocat else 0.0 for p in range(len(covered))]
             floats.extend(1.0 if c else 0.0 for c in covered)
             scale = self.spaces + 1
-            board = self._boards[key] = (
+            board = self.boards[key] = (
                 _floats(floats),
                 view.distance_to_goal(0) / scale,
                 view.distance_to_goal(1) / scale,

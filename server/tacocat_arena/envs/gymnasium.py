@@ -26,7 +26,7 @@ from gymnasium import spaces
 from tacocat_arena.engine import DEFAULT_RULESET, Action, IllegalActionError, Ruleset, SeatView
 from tacocat_arena.envs.features import Features
 from tacocat_arena.envs.masks import Masks
-from tacocat_arena.envs.steps import StepGame
+from tacocat_arena.envs.steps import MOVERS, StepGame
 from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 
 ENV_ID = "tacocat_arena/Tacocat-v0"
@@ -94,50 +94,50 @@ class TacocatEnv(gymnasium.Env[np.ndarray, np.int64]):
         if self._opponent_spec is not None:
             self._opponent = self._opponent_spec.make(seed=int(rng.integers(2**63)))
         self._play_opponent()
-        return self._observation(), self._info()
+        return self._observed()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """One flat step for the agent, then the opponent's moves until the agent's turn."""
         steps = self._steps
-        if steps.is_over:
+        game = steps.game
+        if game.outcome is not None:
             raise RuntimeError("the game is over: call reset()")
         try:
             steps.step(int(action))
         except IllegalActionError as error:
-            return self._observation(), -1.0, True, False, {"illegal_action": str(error)}
+            return self._observed()[0], -1.0, True, False, {"illegal_action": str(error)}
         self._play_opponent()
-        terminated = steps.is_over
-        reward = steps.returns()[self.seat] if terminated else 0.0
-        return self._observation(), reward, terminated, False, self._info()
+        observation, info = self._observed()
+        if game.outcome is None:
+            return observation, 0.0, False, False, info
+        return observation, steps.returns()[self.seat], True, False, info
 
     def action_masks(self) -> np.ndarray:
         """The legal ids now, as booleans."""
-        return self._masks.of(self._legal_ids())
+        steps = self._steps
+        return self._masks.of(steps.legal_ids() if steps.mover == self.seat else ())
 
     def render(self) -> str | None:
         """The agent's view as text (``render_mode="ansi"``)."""
         if self.render_mode is None:
             return None
-        return self.features.describe(self._steps.view(self.seat), self._agent_chosen())
+        return self.features.describe(self._steps.view(self.seat), self._steps.chosen_by(self.seat))
 
     def _play_opponent(self) -> None:
         steps, other = self._steps, 1 - self.seat
-        while steps.mover == other:
-            steps.apply(other, self._opponent.act(steps.view(other)))
+        game, act = steps.game, self._opponent.act
+        while MOVERS[game.pending] == other:
+            steps.apply(other, act(steps.view(other)))
 
-    def _legal_ids(self) -> tuple[int, ...]:
-        steps = self._steps
-        return steps.legal_ids() if steps.mover == self.seat else ()
+    def _observed(self) -> tuple[np.ndarray, dict[str, Any]]:
+        """The agent's observation and the step's info (its legal ids as a mask)."""
+        steps, seat = self._steps, self.seat
+        moving = MOVERS[steps.game.pending] == seat
+        vector = self.features.pack(steps.view(seat), steps.chosen if moving else ())
+        mask = self._info_masks.of(steps.legal_ids() if moving else ())
+        return np.frombuffer(vector, _FLOAT32), {"action_mask": mask}
 
-    def _agent_chosen(self) -> tuple[int | None, ...]:
-        return self._steps.chosen_by(self.seat)
 
-    def _observation(self) -> np.ndarray:
-        view = self._steps.view(self.seat)
-        return np.frombuffer(self.features.pack(view, self._agent_chosen()), np.float32)
-
-    def _info(self) -> dict[str, Any]:
-        return {"action_mask": self._info_masks.of(self._legal_ids())}
-
+_FLOAT32 = np.dtype(np.float32)  # a dtype object: frombuffer takes it faster than the type
 
 gymnasium.register(id=ENV_ID, entry_point=f"{__name__}:TacocatEnv")
