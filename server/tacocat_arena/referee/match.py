@@ -316,8 +316,8 @@ class _Match:
             if timed:
                 self.max_untimed = max(self.max_untimed, timed[0].started - self.untimed_since)
             answers = []  # a loop, not an async comprehension: that is one more coroutine
-            for request in asked:
-                answers.append(await _answer(request, settings))
+            for each in asked:
+                answers.append(await _answer(each, settings))
             if timed:
                 self.untimed_since = max(a.stopped for a in timed)
             paired = list(zip(pending, answers, strict=True))
@@ -326,9 +326,11 @@ class _Match:
                 self._both_failed(failures)
                 return
             for seat_index, answer in paired:
-                ms = _measured_ms(asked, seat_index)
+                request = _request(asked, seat_index)
+                ms = None if request is None else request.elapsed_ms
                 if not isinstance(answer, _Failure):
-                    refused = self._apply(seat_index, answer, asked, ms)
+                    fallback = "" if request is None else request.fallback
+                    refused = self._apply(seat_index, answer, asked, ms, fallback)
                     if refused is None:
                         continue
                     answer = refused
@@ -336,9 +338,15 @@ class _Match:
                     return
 
     def _apply(
-        self, seat_index: Seat, action: Action, asked: list[_Asked | _Failure], ms: float | None
+        self,
+        seat_index: Seat,
+        action: Action,
+        asked: list[_Asked | _Failure],
+        ms: float | None,
+        fallback: str,
     ) -> _Failure | None:
-        """Apply a seat's answer; the failure that stands in for it if the rules forbid it."""
+        """Apply a seat's answer (``fallback``: why it is a default its SDK played, "" for the
+        bot's own decision); the failure that stands in for it if the rules forbid it."""
         game = self.game
         try:
             game.apply(seat_index, action)
@@ -353,12 +361,11 @@ class _Match:
                 Failure.ILLEGAL,
                 Refused(Failure.ILLEGAL, str(error), error.rule, action),
             )
-        fallback = _fallback(asked, seat_index)
         if fallback:
             self.notes[len(game.actions) - 1] = DecisionNote(ms, fallback=fallback)
         elif ms is not None:
             self.action_ms[len(game.actions) - 1] = ms
-        _account(self.seats[seat_index], ms, answered=True)
+        _account(self.seats[seat_index], ms, True)
         return None
 
     async def _rule(self, seat_index: Seat, failure: _Failure, ms: float | None) -> bool:
@@ -424,20 +431,13 @@ class _Match:
         )
 
 
-def _measured_ms(asked: list[_Asked | _Failure], seat_index: int) -> float | None:
-    """The milliseconds a seat's clock ran for its request (None if it was never asked)."""
+def _request(asked: list[_Asked | _Failure], seat_index: int) -> _Asked | None:
+    """A seat's request of this decision (None if it was never asked: its session was
+    closed), with the milliseconds its clock ran and its answer's fallback reason."""
     for request in asked:
         if isinstance(request, _Asked) and request.seat.seat == seat_index:
-            return request.elapsed_ms
+            return request
     return None
-
-
-def _fallback(asked: list[_Asked | _Failure], seat_index: int) -> str:
-    """The fallback reason of a seat's answer ("" when it was the bot's own decision)."""
-    for request in asked:
-        if isinstance(request, _Asked) and request.seat.seat == seat_index:
-            return request.fallback
-    return ""
 
 
 #: The most of an ``Action.fallback`` the record keeps (arena.proto).
