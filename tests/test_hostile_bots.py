@@ -264,8 +264,11 @@ def test_hostile_bots_without_the_sandbox(tmp_path: Path) -> None:
         theirs = [g for g in played if name in g["seats"]]
         assert [g["reason"] for g in theirs] == ["crash", "crash"], [g["detail"] for g in theirs]
         assert all(how in g["detail"] for g in theirs)
-        assert Counter(re.findall(r"--- (.*)\n", (logs / f"{name}.log").read_text()))[how] == 2
-        assert f"bot {name}: {how}; {how}" in done.stdout
+        # One end per process: two when its games came one after the other, one when both
+        # were in flight when it died (concurrency 2, as the machine's speed has it).
+        died = Counter(re.findall(r"--- (.*)\n", (logs / f"{name}.log").read_text()))[how]
+        assert died in (1, 2), (logs / f"{name}.log").read_text()
+        assert f"bot {name}: {'; '.join([how] * died)}" in done.stdout
 
     # The log cap: the oldest output dropped, a marker in its place, the newest kept.
     chatty = (logs / "chatty.log").read_text()
