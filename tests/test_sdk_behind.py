@@ -101,12 +101,13 @@ def test_one_slow_move_costs_its_own_timeouts_not_a_run_of_them(
     decided = log.count("decided ")
     # While the slow move sleeps, each request of its game times out in turn, one at least
     # TIMEOUT_AFTER_S after the one before: those are the slow move's own timeouts.  The one
-    # pending when it wakes may still be lost; nothing after that.
+    # pending when it wakes may still be lost, and (a think being half the clock) the one
+    # after it; nothing after that.  Without the skipping: 14 timeouts, 14 wasted decisions.
     figures = f"{timeouts} timeouts, {decided} decisions computed, {own} counted; log: {log}"
-    assert 1 < timeouts <= SLOW_S // TIMEOUT_AFTER_S + 2, figures
-    # Every decision the bot computed counted, except the slow one (and perhaps the one
-    # pending when it woke): no time went into answers the referee would ignore.
-    assert decided - own <= 2, figures
+    assert 1 < timeouts <= SLOW_S // TIMEOUT_AFTER_S + 3, figures
+    # Every decision the bot computed counted, except the slow one (and perhaps the one or
+    # two pending when it woke, as above): no time went into answers the referee would ignore.
+    assert decided - own <= 3, figures
     assert log.count("skipped request ") == 1, figures  # told once...
     assert "requests that could no longer count" in log, figures  # ... and counted at the end
 
