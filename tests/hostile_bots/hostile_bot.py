@@ -139,10 +139,17 @@ def peek() -> None:
     probe("peek-own-script", readable(__file__))
 
 
+#: Set at this bot's first decision: a game has begun, so its opponent's session is live.
+PLAYING = threading.Event()
+
+
 def port_thief(options: argparse.Namespace) -> None:
     """The victim's seat from a socket at the victim's own port on another loopback address
     (the kernel lists it in ``tcp6``), while the victim is live and right after each of its
-    restarts; in a thread, while this bot plays."""
+    restarts; in a thread, while this bot plays.  It starts once a game against the victim
+    has begun: a victim killed before its first session is an error of the runner's (the
+    bot never started), not the crash the test is after."""
+    PLAYING.wait(60)
     referee_port = int(os.environ["TACOCAT_ARENA_ADDRESS"].rpartition(":")[2])
     for attempt in range(options.attempts):
         found = _victim_connection(options.victim, referee_port, deadline=time.monotonic() + 60)
@@ -276,6 +283,7 @@ class Hostile(Bot):
             self.played.add(game_id)
 
     def act(self, view):  # type: ignore[no-untyped-def]
+        PLAYING.set()
         if "flocktwin" in self.options.mode:
             self.flock_twin(view)
         if "predict" in self.options.mode and self.current not in self.first_view_done:
