@@ -433,19 +433,18 @@ class Game:
 
     def _attack(self, seat: Seat, action: Attack) -> None:
         hand = self.hands[seat]
-        table = legal.legal_attack_table(hand)
+        attacks = legal.legal_attacks(hand)
         cards = tuple(action.cards)
-        rest = table.get(cards)
-        if rest is None:
+        if cards not in attacks:
             cards = tuple(sorted(cards))
-            rest = table.get(cards)
-            if rest is None:
+            if cards not in attacks:
                 legal.check_attack_shape(cards, len(hand))  # raises with the broken rule
                 legal.remove_cards(hand, cards, "P1")
                 raise AssertionError(f"{cards} passed every check but is not a legal attack")
+        rest = legal.remove_cards(hand, cards, "P1")
         self.decisions += 1
         self.actions.append((seat, action))
-        self.hands[seat] = rest
+        self.hands[seat] = tuple(rest)
         self.discards += cards
         self.current_attack = cards
         self._log({"type": "attack", "round": self.round, "seat": seat, "cards": cards})

@@ -18,11 +18,12 @@ from functools import lru_cache
 from tacocat_arena.engine.errors import IllegalActionError
 from tacocat_arena.engine.types import Card
 
-#: Hands each per-hand cache keeps (least recently used dropped).  A few thousand hands get
-#: most hits (87% at 4,096 over 6,000 random games, 92% unbounded); entries cost about 3 KB
-#: across the three caches, and new hands keep appearing for tens of thousands of games, so
-#: 65,536 made a long-running arena grow ~1 KB a game toward ~190 MB (issue 23, break 10).
-HAND_CACHE = 4096
+#: Hands the attack cache keeps (least recently used dropped).  An entry is about 330 bytes
+#: (the hand, the cache's node, a tuple of shared attack tuples), so a full cache is about
+#: 5 MB; the default deck has ~45,000 hands of 2-7 cards, and new ones keep appearing for
+#: tens of thousands of games, so an unbounded cache made a long-running arena grow toward
+#: ~190 MB (issue 23, break 10).  16,384 hands keep the engine as fast as that did (issue 22).
+HAND_CACHE = 16384
 
 Hand = Sequence[Card]
 
@@ -91,20 +92,14 @@ def legal_attacks(hand: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
             run.append(value)
             if len(run) >= 3:
                 attacks.append(tuple(run))
-    return tuple(attacks)
+    shared = _SHARED.setdefault
+    return tuple([shared(attack, attack) for attack in attacks])
 
 
-@lru_cache(maxsize=HAND_CACHE)
-def legal_attack_table(hand: tuple[Card, ...]) -> dict[tuple[Card, ...], tuple[Card, ...]]:
-    """Each legal attack of ``hand`` mapped to the hand that remains after it: the engine's
-    validator and its bookkeeping in one lookup.  Treat the result as read-only."""
-    table = {}
-    for attack in legal_attacks(hand):
-        rest = list(hand)
-        for card in attack:
-            rest.remove(card)
-        table[attack] = tuple(rest)
-    return table
+#: Each attack tuple ever listed, kept once.  Attacks are few (the singles, sets and runs of
+#: a deck's values: 65 for the default deck), so a hand's cache entry is a tuple of shared
+#: references rather than a tuple of fresh tuples: a fifth of the memory per hand.
+_SHARED: dict[tuple[Card, ...], tuple[Card, ...]] = {}
 
 
 def check_defence(attack: Sequence[Card], answers: Sequence[Card | None], hand: Hand) -> list[Card]:
@@ -138,9 +133,11 @@ def check_defence(attack: Sequence[Card], answers: Sequence[Card | None], hand: 
     return rest
 
 
-@lru_cache(maxsize=HAND_CACHE)
 def distinct_values(hand: tuple[Card, ...]) -> tuple[Card, ...]:
-    """The distinct values of a hand, ascending (the legal duel cards, D1)."""
+    """The distinct values of a hand, ascending (the legal duel cards, D1).
+
+    Not cached: duel hands repeat too seldom (62% misses in a 4,096-hand cache), so a cache
+    would cost more memory and as much time as it saved."""
     return tuple(sorted(set(hand)))
 
 
