@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from tacocat_arena.cli.options import move_timeout_option
+
 
 def _levels(text: str) -> list[int]:
     try:
@@ -37,13 +39,8 @@ def _load_text() -> str:
     help="Levels of concurrency to measure, comma-separated.",
 )
 @click.option("--seconds", default=10.0, show_default=True, help="Length of each level.")
-@click.option(
-    "--move-timeout",
-    type=float,
-    default=1.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Decision clock of the games (a timeout of an instant bot is a false timeout).",
+@move_timeout_option(
+    "Decision clock of the games (a timeout of an instant bot is a false timeout).", default=1.0
 )
 @click.option("--move-timeout-ms", type=int, hidden=True, help="Deprecated: --move-timeout.")
 def load_command(
@@ -328,13 +325,9 @@ def bench_report_command(games: int, bots: int) -> None:
     help="Play as users do: each bot its own process, over a referee on loopback gRPC (1 s a "
     "decision); the table then counts fallback moves and forfeits.",
 )
-@click.option(
-    "--move-timeout",
-    type=float,
+@move_timeout_option(
+    "With --over-wire: the referee's time per decision (raise it on a loaded machine).",
     default=1.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="With --over-wire: the referee's time per decision (raise it on a loaded machine).",
 )
 def bench_bots_command(
     pairs: int, seed: int, bots: tuple[str, ...], over_wire: bool, move_timeout: float
@@ -539,11 +532,10 @@ bench.add_command(soak_command)
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="The rubric (default: the shipped one).",
 )
-@click.option(
-    "--move-timeout",
-    type=click.FloatRange(0.001, 60),
-    help="Replace the rubric's clock (seconds): on a busy machine, so as to time the grade "
+@move_timeout_option(
+    "Replace the rubric's clock (seconds): on a busy machine, so as to time the grade "
     "rather than timeouts.",
+    type=click.FloatRange(0.001, 60),
 )
 def bench_grade_command(bot: str, rubric: Path | None, move_timeout: float | None) -> None:
     """Wall time of one grade by the default rubric (budget: 3 minutes on a quiet 2-core

@@ -10,6 +10,7 @@ import click
 from tacocat_arena import __version__
 from tacocat_arena.cli.bench import bench
 from tacocat_arena.cli.grade import grade
+from tacocat_arena.cli.options import move_timeout_option
 from tacocat_arena.cli.serve import players, serve, submit
 
 STRICT_HELP = (
@@ -42,9 +43,7 @@ def main() -> None:
 @click.option("--games", type=int, help="Games per pairing (even).")
 @click.option("--seed", type=int, help="Tournament seed; every deal derives from it.")
 @click.option("--concurrency", type=int, help="Games played at the same time.")
-@click.option(
-    "--move-timeout", type=float, metavar="SECONDS", help="Time per decision (0 = no limit)."
-)
+@move_timeout_option("Time per decision (0 = no limit).")
 @click.option("--time-bank", type=float, metavar="SECONDS", help="Extra time per game.")
 @click.option(
     "--out",
@@ -146,14 +145,7 @@ def run(
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Match seed.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Games at once.")
-@click.option(
-    "--move-timeout",
-    type=float,
-    default=1.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Time per decision (0 = no limit).",
-)
+@move_timeout_option("Time per decision (0 = no limit).", default=1.0)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -276,14 +268,11 @@ main.add_command(bench)
 @main.command()
 @click.argument("command")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option(
-    "--move-timeout",
-    type=click.FloatRange(0.001, 600_000),
-    default=2.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="The allowance per decision, in seconds as for run, play and serve (a value over "
+@move_timeout_option(
+    "The allowance per decision, in seconds as for run, play and serve (a value over "
     "600 is read as milliseconds, the old unit, with a warning).",
+    default=2.0,
+    type=click.FloatRange(0.001, 600_000),
 )
 @click.option(
     "--log",

@@ -11,6 +11,7 @@ import click
 
 from tacocat_arena.arena.players import add_player, load_tokens_file
 from tacocat_arena.arena.store import ArenaError, ArenaStore
+from tacocat_arena.cli.options import move_timeout_option
 
 DIR_OPTION = click.option(
     "--dir",
@@ -59,9 +60,7 @@ def _address(text: str, what: str) -> tuple[str, int]:
     show_default=True,
     help="Stop pairing a bot after this many games (0 = no limit).",
 )
-@click.option(
-    "--move-timeout", default=1.0, show_default=True, metavar="SECONDS", help="Time per decision."
-)
+@move_timeout_option("Time per decision.", default=1.0)
 @click.option(
     "--time-bank", default=0.0, show_default=True, metavar="SECONDS", help="Extra time per game."
 )
