@@ -20,10 +20,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tacocat_bot.client import RECONNECT_ENV
 
 LADDER_BOT = Path(__file__).resolve().parent / "bots" / "ladder_bot.py"
 
@@ -130,10 +132,14 @@ def start_bot(
     seed: int = 1,
     script: Path | None = None,
     env: dict[str, str] | None = None,
+    reconnect: bool | None = None,
 ) -> BotProc:
     """Start tests/bots/ladder_bot.py (or ``script``) as player ``name``, with ``env`` added
-    to this environment."""
+    to this environment; ``reconnect`` False or True sets the SDK's TACOCAT_BOT_RECONNECT
+    (None leaves the SDK's own choice: reconnecting, to a loopback TCP address)."""
     env = {**os.environ, **(env or {})}
+    if reconnect is not None:
+        env[RECONNECT_ENV] = "1" if reconnect else "0"
     env.update(
         TACOCAT_ARENA_ADDRESS=address,
         TACOCAT_ARENA_BOT=name,
@@ -152,6 +158,32 @@ def start_bot(
     )
     handle.close()
     return BotProc(name, process, log)
+
+
+def start_bots(
+    tokens: Mapping[str, str],
+    address: str,
+    log_dir: Path,
+    *,
+    names: Iterable[str] | None = None,
+    delay: float = 0.0,
+    reconnect: bool | None = None,
+) -> list[BotProc]:
+    """One ladder bot (``start_bot``) for each player of ``tokens``, or for ``names`` of them,
+    started in that order.  ``reconnect=False`` is how every launcher starts its bots: a bot
+    then ends when the arena stops or its stream breaks, instead of outliving a restart.  If
+    one fails to start, those already started are killed."""
+    bots: list[BotProc] = []
+    try:
+        for name in tokens if names is None else names:
+            bots.append(
+                start_bot(name, tokens[name], address, log_dir, delay=delay, reconnect=reconnect)
+            )
+    except BaseException:
+        for bot in bots:
+            bot.kill()
+        raise
+    return bots
 
 
 def wait_until(

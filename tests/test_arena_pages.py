@@ -27,6 +27,7 @@ from arena_support import (
     games_of,
     start_arena,
     start_bot,
+    start_bots,
     wait_until,
 )
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
@@ -77,7 +78,7 @@ def test_a_live_game_is_drawn_updates_without_a_reload_and_becomes_its_replay(
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5")
     cleanup.append(arena)
-    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.2) for n in tokens)
+    cleanup.extend(start_bots(tokens, arena.address, tmp_path, delay=0.2))
 
     def a_game_just_begun() -> str | None:
         for game in arena.json("/api/games"):
@@ -156,7 +157,7 @@ def test_the_leaderboard_counts_add_up_shows_each_status_and_sorts(
     arena = start_arena(folder, "--concurrency", "2")
     cleanup.append(arena)
     organizer = (folder / "organizer.token").read_text().strip()
-    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path) for n in ("ann", "ben", "cat"))
+    cleanup.extend(start_bots(tokens, arena.address, tmp_path, names=("ann", "ben", "cat")))
     wait_until(lambda: games_of(arena).get("cat", 0) >= 4, 60, "cat's games")
     assert _post(arena, "/api/players/cat/revoke", organizer) == 200
     assert _post(arena, "/api/pause", organizer) == 200

@@ -26,6 +26,7 @@ from arena_support import (
     hidden_strings,
     start_arena,
     start_bot,
+    start_bots,
     wait_until,
 )
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
@@ -121,8 +122,7 @@ def test_kill_9_then_restart_loses_no_finished_game_and_the_ladder_goes_on(
     arena = start_arena(folder)
     cleanup.append(arena)
     # Reconnecting off (test_sdk_sessions.py has bots that outlive a restart).
-    off = {"TACOCAT_BOT_RECONNECT": "0"}
-    bots = [start_bot(n, tokens[n], arena.address, tmp_path, env=off) for n in tokens]
+    bots = start_bots(tokens, arena.address, tmp_path, reconnect=False)
     cleanup.extend(bots)
     wait_until(lambda: len(arena.json("/api/games?limit=1000")) >= 20, 60, "20 games")
     seen = {g["id"] for g in arena.json("/api/games?limit=1000") if not g["live"]}
@@ -137,7 +137,7 @@ def test_kill_9_then_restart_loses_no_finished_game_and_the_ladder_goes_on(
     assert seen <= stored, sorted(seen - stored)
     for game_id in sorted(seen)[:5]:  # each stored record is complete and re-verifies
         replay(again.json(f"/api/games/{game_id}")["record"])
-    cleanup.extend(start_bot(n, tokens[n], again.address, tmp_path) for n in tokens)
+    cleanup.extend(start_bots(tokens, again.address, tmp_path))
     wait_until(lambda: len(again.json("/api/games?limit=1000")) >= len(stored) + 4, 60,
                "games after the restart")  # fmt: skip
     after = {g["id"] for g in again.json("/api/games?limit=1000")}
@@ -153,7 +153,7 @@ def test_a_live_game_page_and_its_event_stream_never_show_a_hidden_card(
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5")
     cleanup.append(arena)
-    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.03) for n in tokens)
+    cleanup.extend(start_bots(tokens, arena.address, tmp_path, delay=0.03))
     game_id = wait_until(
         lambda: next((g["id"] for g in arena.json("/api/games") if g["live"]), None), 30,
         "a live game",
@@ -236,7 +236,7 @@ def test_bots_connect_over_tls(tmp_path: Path, cleanup: list) -> None:
     assert "(TLS)" in "\n".join(arena.lines)
     os.environ["TACOCAT_ARENA_TLS_CA"] = str(cert)
     try:
-        cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens)
+        cleanup.extend(start_bots(tokens, arena.address, tmp_path))
     finally:
         del os.environ["TACOCAT_ARENA_TLS_CA"]
     wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "games over TLS")
@@ -263,7 +263,7 @@ def test_the_leaderboard_in_a_browser_updates_when_a_game_finishes_without_a_rel
     page.goto(arena.web + "/")
     page.evaluate("window.__loadedOnce = 'yes'")  # gone if the page reloads
     assert page.locator("#leaderboard tr[data-bot='ann'] td.games").inner_text() == "0"
-    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.01) for n in tokens)
+    cleanup.extend(start_bots(tokens, arena.address, tmp_path, delay=0.01))
     page.wait_for_function(
         "() => Number(document.querySelector(\"tr[data-bot='ann'] td.games\").textContent) >= 1",
         timeout=60_000,
@@ -366,8 +366,9 @@ def test_a_round_robin_event_takes_late_joiners_and_does_not_wait_for_ever_on_ab
         "--move-timeout", "5",
     )  # fmt: skip
     cleanup.append(arena)
-    for name in ("ann", "ben", "cat"):
-        cleanup.append(start_bot(name, tokens[name], arena.address, tmp_path, delay=0.02))
+    cleanup.extend(
+        start_bots(tokens, arena.address, tmp_path, names=("ann", "ben", "cat"), delay=0.02)
+    )
     wait_until(lambda: arena.json("/api/status")["live"] > 0, 30, "the event's first games")
     cat = next(p for p in cleanup if isinstance(p, BotProc) and p.name == "cat")
     cleanup.append(start_bot("dan", tokens["dan"], arena.address, tmp_path, delay=0.02))

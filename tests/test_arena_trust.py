@@ -27,6 +27,7 @@ from arena_support import (
     hidden_groups,
     start_arena,
     start_bot,
+    start_bots,
     wait_until,
 )
 
@@ -75,7 +76,7 @@ def test_nothing_of_a_pairs_first_game_is_served_while_its_twin_is_live(
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5")
     cleanup.append(arena)
-    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path, delay=0.04) for n in tokens)
+    cleanup.extend(start_bots(tokens, arena.address, tmp_path, delay=0.04))
     crawled: dict[int, dict[str, bytes]] = {}
     for pair in range(6):  # a crawl that outlasted the second game is retried on the next
         first, second = f"L{pair:06d}a", f"L{pair:06d}b"
@@ -151,7 +152,7 @@ def test_another_user_of_the_machine_cannot_read_the_store_or_the_deal_secret(
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(folder)
     cleanup.append(arena)
-    cleanup.extend(start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens)
+    cleanup.extend(start_bots(tokens, arena.address, tmp_path))
     wait_until(lambda: arena.json("/api/status")["games"] >= 2, 60, "games stored")
     store = folder / "arena.sqlite"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700

@@ -26,6 +26,7 @@ from arena_support import (  # tests/ (pytest pythonpath)
     games_of,
     start_arena,
     start_bot,
+    start_bots,
     wait_until,
 )
 
@@ -70,7 +71,7 @@ def test_sdk_bots_reconnect_after_shutdown_and_after_a_lost_stream(
     arena = start_arena(folder, "--port", str(port))
     cleanup.append(arena)
     assert arena.address == f"127.0.0.1:{port}"
-    ann, ben = (start_bot(n, tokens[n], arena.address, tmp_path) for n in ("ann", "ben"))
+    ann, ben = start_bots(tokens, arena.address, tmp_path)
     cleanup += [ann, ben]
     wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "ann's first games")
     first = connected_sessions(arena)["ann"]
@@ -107,8 +108,7 @@ def test_with_reconnect_off_a_bot_ends_at_shutdown(tmp_path: Path, cleanup: list
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(folder)
     cleanup.append(arena)
-    off = {"TACOCAT_BOT_RECONNECT": "0"}
-    bots = [start_bot(n, tokens[n], arena.address, tmp_path, env=off) for n in tokens]
+    bots = start_bots(tokens, arena.address, tmp_path, reconnect=False)
     cleanup.extend(bots)
     wait_until(lambda: games_of(arena).get("ann", 0) >= 2, 60, "the first games")
     arena.stop(signal.SIGTERM)

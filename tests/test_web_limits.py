@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_support import ArenaProcess, add_players, start_arena, start_bot, wait_until
+from arena_support import ArenaProcess, add_players, start_arena, start_bots, wait_until
 
 from tacocat_arena.web.limits import WebLimits
 
@@ -122,7 +122,7 @@ def test_connections_are_capped_per_address_and_in_total_and_the_arena_plays_on(
     arena: ArenaProcess, tmp_path: Path
 ) -> None:
     tokens = add_players(arena.folder, "ann", "ben")
-    bots = [start_bot(n, tokens[n], arena.address, tmp_path) for n in tokens]
+    bots = start_bots(tokens, arena.address, tmp_path)
     try:
         wait_until(lambda: arena.json("/api/status")["games"] >= 2, 60, "games")
         # One address: beyond its share, 503 with Retry-After at once; others unaffected.
