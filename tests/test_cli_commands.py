@@ -6,8 +6,10 @@ import json
 import random
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
@@ -88,10 +90,14 @@ def test_bench_engine_prints_its_figures() -> None:
     assert "games:        20" in result.output
 
 
-def test_bench_engine_against_another_commit_plays_both_trees_in_turns() -> None:
+def test_bench_engine_against_another_commit_plays_both_trees_in_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--against HEAD: a worktree of this commit, so the ratios are about 1 (not asserted:
-    figures are not tested); every round prints both rates and the worktree is gone after."""
-    before = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
+    figures are not tested); every round prints both rates and the worktree is gone after.
+    Its temporary folder is this test's own, so other worktrees of the repository (another
+    bench run at the same moment) are not mistaken for it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     result = CliRunner().invoke(
         main, ["bench", "engine", "--games", "20", "--rounds", "2", "--against", "HEAD"]
     )
@@ -100,8 +106,9 @@ def test_bench_engine_against_another_commit_plays_both_trees_in_turns() -> None
     rounds = re.findall(r"^ +(\d) +[\d,]+ +[\d,]+  \d+\.\d{3}$", result.output, re.M)
     assert rounds == ["1", "2"]
     assert re.search(r"^median ratio \(this tree / HEAD .*\): \d+\.\d{3}$", result.output, re.M)
-    after = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
-    assert after == before
+    listed = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
+    assert str(tmp_path) not in listed
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bench_referee_against_another_commit_measures_b_and_c_of_both_trees() -> None:
