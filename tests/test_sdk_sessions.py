@@ -99,6 +99,8 @@ def test_sdk_bots_reconnect_after_shutdown_and_after_a_lost_stream(
     wait_until(
         lambda: {"ann", "ben"} <= set(connected_sessions(arena)), 90, "both back after kill -9"
     )
+    # The arena lists a session once it admits it; the bot says so once it reads the welcome.
+    wait_until(lambda: len(_sessions(ben)) >= 3, 30, "ben saying it is back")
     assert len(_sessions(ben)) == 3, ben.output()
     assert ann.process.poll() is None and ben.process.poll() is None
 
@@ -157,6 +159,7 @@ def test_the_node_example_reconnects_after_a_serve_restart(tmp_path: Path, clean
     arena = start_arena(folder, "--port", str(port))
     cleanup.append(arena)
     wait_until(lambda: "nod" in connected_sessions(arena), 60, "nod back by itself")
+    wait_until(lambda: nod.output().count("connected to ") >= 2, 30, "nod saying it is back")
     assert nod.process.poll() is None, nod.output()
     assert nod.output().count("connected to ") == 2, nod.output()
 
@@ -206,5 +209,6 @@ def test_the_cpp_example_reconnects_after_shutdown_and_a_lost_stream_unless_told
     arena = start_arena(folder, "--port", str(port))
     cleanup.append(arena)
     wait_until(lambda: "cpp" in connected_sessions(arena), 90, "cpp back after kill -9")
+    wait_until(lambda: cpp.output().count(": connected to ") >= 3, 30, "cpp saying it is back")
     assert cpp.process.poll() is None, cpp.output()
     assert cpp.output().count(": connected to ") == 3, cpp.output()
