@@ -20,7 +20,7 @@ from tacocat_arena.engine.types import Card
 
 #: Hands the attack cache keeps (least recently used dropped).  An entry is about 330 bytes
 #: (the hand, the cache's node, a tuple of shared attack tuples), so a full cache is about
-#: 5 MB; the default deck has ~45,000 hands of 2-7 cards, and new ones keep appearing for
+#: 5 MB; the default deck has 43,666 hands of 2-7 cards, and new ones keep appearing for
 #: tens of thousands of games, so an unbounded cache made a long-running arena grow toward
 #: ~190 MB (issue 23, break 10).  16,384 hands keep the engine as fast as that did (issue 22).
 HAND_CACHE = 16384
