@@ -455,6 +455,7 @@ class Hosting:
                     )
                     if report is None:
                         break
+                    report.players = seats  # the record names the bots, as ``run``'s does
                     result = game_result(report, seats)
                     await arena.commit_result(result, report.detail, report.record, LADDER, pair)
                     self._health(result)

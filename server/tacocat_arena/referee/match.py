@@ -104,6 +104,16 @@ class GameReport:
             )
         return self.given_record
 
+    def add_to_detail(self, more: str) -> None:
+        """Say more of how a forfeited game ended (a crashed bot's exit: "exited with code
+        1"), in ``detail`` and in the record's forfeit (its entry and its event) alike, so the
+        record says what the games.jsonl line and the store say (G1)."""
+        record = self.record  # built now, from the game as the referee ended it
+        self.detail = f"{self.detail} ({more})"
+        for item in (*record.get("actions", ()), *record.get("events", ())):
+            if "forfeit" in item or item.get("type") == "forfeit":
+                item["detail"] = self.detail
+
     @property
     def fallbacks(self) -> tuple[int, int]:
         """Per seat, the actions that were not the bot's own decision but a default its SDK
@@ -403,7 +413,7 @@ class _Match:
 
     def report(self) -> GameReport:
         """Send both GameEnds and return what the tournament stores."""
-        game, seats, clock = self.game, self.seats, self.settings.clock
+        game, seats = self.game, self.seats
         outcome = game.outcome
         if outcome is None:
             raise RuntimeError("report() before the game ended")
@@ -422,12 +432,7 @@ class _Match:
             game=game,
             notes=self.notes,
             action_ms=self.action_ms,
-            referee={
-                "decision_ms": clock.decision_ms,
-                "bank_ms": clock.bank_ms,
-                "grace_ms": clock.grace_ms,
-                "failure_policy": self.settings.failure_policy.value,
-            },
+            referee=self.settings.record_block(),
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 
 class FailurePolicy(enum.Enum):
@@ -105,3 +106,19 @@ class RefereeSettings:
     max_concurrent_games: int = 64
     #: Back-pressure and input bounds of each session.
     limits: SessionLimits = SessionLimits()
+
+    def record_block(self) -> dict[str, Any]:
+        """The ``referee`` block of a game record: the clock and policy the game was played
+        under, which ``verify`` re-runs every timing against (docs/game-record.md).  The one
+        place its keys are named: ``verify`` refuses a block with any other."""
+        clock = self.clock
+        return {
+            "decision_ms": clock.decision_ms,
+            "bank_ms": clock.bank_ms,
+            "grace_ms": clock.grace_ms,
+            "failure_policy": self.failure_policy.value,
+        }
+
+
+#: The keys of a record's ``referee`` block (``RefereeSettings.record_block``).
+RECORD_REFEREE_KEYS = tuple(RefereeSettings().record_block())

@@ -39,6 +39,7 @@ def game_line(result: GameResult, detail: str, record: dict[str, Any]) -> dict[s
         "rounds": result.rounds,
         "decisions": list(result.decisions),
         "decision_ms": [round(ms, 3) for ms in result.decision_ms],
+        "fallbacks": list(result.fallbacks),
         "record": record,
     }
 

@@ -171,14 +171,7 @@ def _against_plan(
 
 def _settings(config: TournamentConfig, games: Sequence[Played]) -> list[tuple[str, str, str]]:
     """S2: every played game under the tournament's ruleset, clock and failure policy."""
-    settings = config.referee_settings
-    clock = settings.clock
-    referee = {
-        "decision_ms": clock.decision_ms,
-        "bank_ms": clock.bank_ms,
-        "grace_ms": clock.grace_ms,
-        "failure_policy": settings.failure_policy.value,
-    }
+    referee = config.referee_settings.record_block()
     ruleset = config.ruleset.to_dict()
     found: list[tuple[str, str, str]] = []
     for game_id, _, record in games:

@@ -15,9 +15,18 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from tacocat_arena.engine import ActionError, Failure, Game, RecordError, build_view
+from tacocat_arena.engine import (
+    ActionError,
+    Failure,
+    Game,
+    RecordError,
+    Termination,
+    build_view,
+)
 from tacocat_arena.engine.record import action_from_json, action_to_json
 from tacocat_arena.protocol.wire import default_action
+from tacocat_arena.referee.match import MAX_FALLBACK_CHARS
+from tacocat_arena.referee.settings import RECORD_REFEREE_KEYS
 
 #: Slack for timings rounded to the microsecond in the record.
 EPSILON_MS = 0.01
@@ -60,6 +69,40 @@ def _at(rounds: Sequence[int], index: int) -> int | None:
     return rounds[index] if index < len(rounds) else None
 
 
+def is_fallback_text(text: str) -> bool:
+    """Whether ``text`` is a fallback mark as the referee writes one (referee/match.py: the
+    bot's text on one line, runs of white space made single spaces, bounded)."""
+    return 0 < len(text) <= MAX_FALLBACK_CHARS and " ".join(text.split()) == text
+
+
+def check_referee_block(record: Mapping[str, Any]) -> Iterator[Found]:
+    """E1: a record's ``referee`` block holds exactly the keys the referee writes
+    (``RefereeSettings.record_block``): one that lacks a clock key would escape T1-T3, and
+    one with a key the referee has no rule for (``late_credit_ms``) claims a clock it never
+    ran."""
+    referee = record.get("referee")
+    if referee is None:
+        return  # a game played in process, or a version 1 record
+    if not isinstance(referee, Mapping):
+        yield None, "E1", f"the record's referee block {referee!r} is not an object"
+        return
+    extra = sorted(set(referee) - set(RECORD_REFEREE_KEYS))
+    missing = [key for key in RECORD_REFEREE_KEYS if key not in referee]
+    if extra:
+        yield (
+            None,
+            "E1",
+            f"the record's referee block holds {', '.join(map(repr, extra))}, which the referee "
+            f"never writes (its keys: {', '.join(RECORD_REFEREE_KEYS)})",
+        )
+    if missing:
+        yield None, "E1", f"the record's referee block lacks {', '.join(missing)}"
+    for key in RECORD_REFEREE_KEYS[:3]:
+        value = referee.get(key)
+        if key in referee and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            yield None, "E1", f"the record's referee {key} {value!r} is not a whole number of ms"
+
+
 def check_marks(record: Mapping[str, Any], rounds: Sequence[int]) -> Iterator[Found]:
     """F1: substitutions and refused answers are recorded as docs/game-record.md says."""
     for index, entry in enumerate(record["actions"]):
@@ -68,6 +111,14 @@ def check_marks(record: Mapping[str, Any], rounds: Sequence[int]) -> Iterator[Fo
         fallback = entry.get("fallback")
         if fallback is not None and (not isinstance(fallback, str) or not fallback.strip()):
             yield where, "F1", f"action {index}: its fallback mark {fallback!r} is no text"
+        elif fallback is not None and not is_fallback_text(fallback):
+            yield (
+                where,
+                "F1",
+                f"action {index}: its fallback mark is not what the referee writes (one line "
+                f"of at most {MAX_FALLBACK_CHARS} characters, single spaces): "
+                f"{fallback[:60]!r}{'...' * (len(fallback) > 60)} ({len(fallback)} characters)",
+            )
         elif fallback is not None and ({"substituted", "forfeit", "refused"} & entry.keys()):
             yield (
                 where,
@@ -300,6 +351,39 @@ def seat_figures(record: Mapping[str, Any]) -> tuple[list[int], list[float]]:
     return decisions, total
 
 
+def record_detail(record: Mapping[str, Any]) -> str:
+    """The detail a game's line and row carry, as its record says it: its forfeit's (the
+    referee's words, a crash's exit included), why it was not played, or "" for a game that
+    ended by the rules."""
+    if record.get("unplayed"):
+        return str(record["unplayed"])
+    for entry in reversed(record.get("actions", ())):
+        if isinstance(entry, Mapping) and "forfeit" in entry:
+            return str(entry.get("detail", ""))
+    return ""
+
+
+def forfeit_by(record: Mapping[str, Any]) -> int | None:
+    """The seat that lost by forfeit, None when nobody did (``GameResult.forfeit_by``)."""
+    winner = record.get("winner")
+    try:
+        termination = Termination(record.get("termination"))
+    except ValueError:
+        return None  # replay itself rejects it
+    if not termination.is_forfeit or winner not in (0, 1):
+        return None
+    return 1 - int(winner)
+
+
+def seat_fallbacks(record: Mapping[str, Any]) -> list[int]:
+    """Per seat, the entries marked as its SDK's fallback (the tables' ``errors``)."""
+    counts = [0, 0]
+    for entry in record.get("actions", ()):
+        if isinstance(entry, Mapping) and entry.get("fallback") and entry.get("seat") in (0, 1):
+            counts[entry["seat"]] += 1
+    return counts
+
+
 def check_line(line: Mapping[str, Any], record: Mapping[str, Any]) -> Iterator[Found]:
     """G1: a games.jsonl line's own fields say what its record says."""
     players = record.get("players")
@@ -319,8 +403,32 @@ def check_line(line: Mapping[str, Any], record: Mapping[str, Any]) -> Iterator[F
                 f"the line's {key} {line[key]!r} is not the record's {theirs} "
                 f"{record.get(theirs)!r}",
             )
+    if "detail" in line and line["detail"] != record_detail(record):
+        yield (
+            None,
+            "G1",
+            f"the line's detail {line['detail']!r} is not the record's "
+            f"{record_detail(record)!r} (its forfeit's, or why it was not played)",
+        )
+    if "forfeit_by" in line and line["forfeit_by"] != forfeit_by(record):
+        yield (
+            None,
+            "G1",
+            f"the line's forfeit_by {line['forfeit_by']!r} is not the record's "
+            f"{forfeit_by(record)!r}",
+        )
+    if "fallbacks" in line and line["fallbacks"] != seat_fallbacks(record):
+        yield (
+            None,
+            "G1",
+            f"the line counts {line['fallbacks']!r} fallbacks (the tables' errors), the record "
+            f"holds {seat_fallbacks(record)}",
+        )
     if clock_of(record) is None or record.get("unplayed"):
         return  # the referee measured nothing the line could count
+    for key in ("decisions", "decision_ms"):
+        if key not in line:
+            yield None, "G1", f"the line of a refereed game has no {key}, which the referee counts"
     decisions, total = seat_figures(record)
     if "decisions" in line and line["decisions"] != decisions:
         yield (

@@ -457,7 +457,7 @@ async def _play_one(
     if report.outcome.termination is Termination.FORFEIT_CRASH and loser is not None:
         how = await processes[seats[loser]].ended()
         if how:
-            report.detail = f"{report.detail} ({how})"
+            report.add_to_detail(how)
     return report
 
 

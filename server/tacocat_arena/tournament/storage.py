@@ -203,14 +203,14 @@ def read_games(
     ``path``, in finishing order; opened read-only, so a tournament still running is never
     disturbed.  The fields are the row's as games.jsonl names them (``seed``, ``winner``,
     ``reason``, ``rounds``, ``decisions``, ``decision_ms``), for ``verify`` to check against
-    the record.  Raises ValueError when the file is an SQLite database but not a tournament
+    the record, and ``forfeit_by``, ``fallbacks`` and ``detail``.  Raises ValueError when the file is an SQLite database but not a tournament
     store."""
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as error:
         raise ValueError(f"cannot open the SQLite database: {error}") from None
     try:
-        rows = db.execute(f"SELECT {RESULT_COLUMNS}, record FROM games ORDER BY rowid")
+        rows = db.execute(f"SELECT {RESULT_COLUMNS}, detail, record FROM games ORDER BY rowid")
         for row in rows.fetchall():
             seed = row[3]
             fields = {
@@ -221,6 +221,9 @@ def read_games(
                 "rounds": row[6],
                 "decisions": [row[7], row[8]],
                 "decision_ms": [row[9], row[10]],
+                "forfeit_by": row[11],
+                "fallbacks": [row[12], row[13]],
+                "detail": row[-2],
             }
             yield row[0], (row[1], row[2]), json.loads(row[-1]), fields
     except sqlite3.Error as error:

@@ -26,6 +26,7 @@ from tacocat_arena.tournament.record_checks import (
     check_line,
     check_marks,
     check_policy,
+    check_referee_block,
     check_timing,
     clock_of,
 )
@@ -175,6 +176,7 @@ def verify_game(entry: GameEntry) -> list[Problem]:
     except RecordError as error:
         return [Problem(entry.game_id, error.round, error.rule, str(error))]
     found = [
+        *check_referee_block(record),
         *check_marks(record, rounds),
         *state.found,
         *check_policy(record, rounds),
