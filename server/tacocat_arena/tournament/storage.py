@@ -202,9 +202,9 @@ def read_games(
     """(game id, bot names, record, the row's own fields) of every game in the store at
     ``path``, in finishing order; opened read-only, so a tournament still running is never
     disturbed.  The fields are the row's as games.jsonl names them (``seed``, ``winner``,
-    ``reason``, ``rounds``, ``decisions``, ``decision_ms``), for ``verify`` to check against
-    the record, and ``forfeit_by``, ``fallbacks`` and ``detail``.  Raises ValueError when the file is an SQLite database but not a tournament
-    store."""
+    ``reason``, ``rounds``, ``decisions``, ``decision_ms``, ``fallbacks``, ``detail``, and
+    ``forfeit_by``), for ``verify`` to check against the record.  Raises ValueError when the
+    file is an SQLite database but not a tournament store."""
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as error:
