@@ -13,17 +13,13 @@ import asyncio
 import contextlib
 import dataclasses
 import enum
-import secrets
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from tacocat.v1 import arena_pb2 as pb
-from tacocat.v1 import arena_pb2_grpc
+from tacocat_arena.check.launched import Launched, LaunchError, launched_bot
 from tacocat_arena.check.link import BotGone, BotLink, CheckServicer, Handshake
 from tacocat_arena.check.scenarios import (
     CHECKS,
@@ -33,16 +29,13 @@ from tacocat_arena.check.scenarios import (
     decision_times,
 )
 from tacocat_arena.check.script import CheckFailed
-from tacocat_arena.launch import folder
-from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
-from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, admit_bot, resolve_mode
+from tacocat_arena.launch.sandbox import Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 
 #: How long one check may take before it is failed (a whole game is well under a second).
 CHECK_TIMEOUT_S = 120.0
 #: How long a bot may take to exit after SessionEnd.
 EXIT_WITHIN_S = 5.0
-_TAIL_LINES = 15
 
 
 class Status(enum.Enum):
@@ -144,100 +137,54 @@ async def check_bot(
     which).  So what passes ``check`` starts in ``run``, and the arena's gate checks a
     submitted version in the sandbox it will play in."""
     spec = dataclasses.replace(BotSpec.checked(name, command), env=env)
-    token = secrets.token_hex(16)
     report = CheckReport(command)
-    try:
-        mode = resolve_mode(sandbox, warn=report.notices.append)
-        placement = folder.place(spec, cwd or Path.cwd())
-        folder.preflight(spec, placement, mode)
-    except (SandboxError, folder.FolderError) as error:
-        raise BotCheckError(str(error)) from None
-    report.sandbox = mode
-    report.limits = limits or Limits()
-    if on_start is not None:
-        on_start(report)  # which sandbox and limits, before the first check
+
+    def placed(mode: SandboxMode, used: Limits, log: Path) -> None:
+        report.sandbox, report.limits, report.log_path = mode, used, str(log)
+        if on_start is not None:
+            on_start(report)  # which sandbox and limits, before the first check
 
     def add(result: CheckResult) -> None:
         report.results.append(result)
         if progress is not None:
             progress(result)
 
-    with contextlib.ExitStack() as stack:
-        if log_path is None:
-            logs = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-check-"))
-            log_path = Path(logs) / f"{name}.log"
-        report.log_path = str(log_path)
-        servicer = CheckServicer(token)
-        server = grpc.aio.server()
-        arena_pb2_grpc.add_ArenaServicer_to_server(servicer, server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        socket_path = None
-        if mode is SandboxMode.BWRAP:
-            socket_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-"))
-            socket_path = Path(socket_dir) / "check.sock"
-            server.add_insecure_port(f"unix:{socket_path}")
-        await server.start()
-        if socket_path is not None:
-            admit_bot(socket_path)
-        bot = BotProcess(
+    try:
+        async with launched_bot(
             spec,
-            Launch(
-                identity=name,
-                token=token,
-                log_path=log_path,
-                cwd=placement.folder,
-                mode=mode,
-                limits=report.limits,
-                tcp_address=f"127.0.0.1:{port}",
-                socket_path=socket_path,
-                argv=placement.argv,
-            ),
-        )
-        try:
-            try:
-                await bot.start()
-            except BotStartError as error:
-                raise BotCheckError(str(error)) from None
-            await _run_checks(servicer, bot, allowance_ms, connect_timeout_s, log_path, add)
-        finally:
-            await bot.stop(grace=0.5)
-            await server.stop(grace=0.5)
-            report.log_tail = _tail(log_path)
+            cwd=cwd,
+            sandbox=sandbox,
+            limits=limits,
+            log_path=log_path,
+            notices=report.notices.append,
+            on_placed=placed,
+        ) as launched:
+            await _run_checks(launched, allowance_ms, connect_timeout_s, add)
+    except LaunchError as error:
+        raise BotCheckError(str(error)) from None
+    report.log_tail = launched.final_tail
     return report
 
 
 async def _run_checks(
-    servicer: CheckServicer,
-    bot: BotProcess,
+    launched: Launched,
     allowance_ms: int,
     connect_timeout_s: float,
-    log_path: Path,
     add: Callable[[CheckResult], None],
 ) -> None:
-    process = bot.process
-    assert process is not None, "started"
-    exited: asyncio.Future[Any] = asyncio.ensure_future(process.wait())
-    connected: asyncio.Future[Any] = servicer.connected
-    try:
-        done, _ = await asyncio.wait(
-            {connected, exited},
-            timeout=connect_timeout_s,
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-    finally:
-        if not exited.done():
-            exited.cancel()
+    servicer, bot, log_path = launched.servicer, launched.bot, launched.log_path
+    process = launched.process
+    connection = await launched.connection(connect_timeout_s)
     remaining = list(CHECK_NAMES[1:])
-    if servicer.connected not in done:
-        why = (
-            f"exited with code {process.returncode} before its Hello"
-            if process.returncode is not None
-            else f"nothing within {connect_timeout_s:g} s"
+    if isinstance(connection, str):
+        add(
+            CheckResult(
+                "handshake", Status.FAIL, expected="a connection and a Hello", got=connection
+            )
         )
-        add(CheckResult("handshake", Status.FAIL, expected="a connection and a Hello", got=why))
         _not_run(remaining, "the bot never connected", add)
         return
-    handshake, link = servicer.connected.result()
+    handshake, link = connection
     if link is None:
         add(_handshake_failure(handshake))
         _not_run(remaining, "the handshake failed", add)
@@ -393,11 +340,3 @@ async def _settle(process: asyncio.subprocess.Process) -> None:
     """Give a bot whose stream closed a moment to exit, to report its exit code."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(process.wait(), 2.0)
-
-
-def _tail(log_path: Path) -> str:
-    try:
-        lines = log_path.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    return "\n".join(lines[-_TAIL_LINES:])

@@ -226,12 +226,74 @@ def play(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the game's replay page (one self-contained HTML file) here instead.",
 )
-def replay(file: Path, game_id: str | None, html_out: Path | None) -> None:
-    """A readable turn-by-turn account of a recorded game, or its replay page (--html).
+@click.option(
+    "--bot",
+    "bot_command",
+    metavar="COMMAND",
+    help="Ask this bot (started as `run` starts it) every decision of --seat in the game, "
+    "and print where its answers differ from the record's (docs/why-lose.md).",
+)
+@click.option(
+    "--seat",
+    metavar="SEAT",
+    help="With --bot: the seat to ask, 0, 1 or a player's name (default: the seat that lost).",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --bot: print the results as JSON.")
+@move_timeout_option(
+    "With --bot: the allowance per request (default: the record's clock, else 2 s).",
+    type=click.FloatRange(0.001, 600),
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="With --bot: confine the bot as `run` does (auto = bwrap where installed).",
+)
+@click.option(
+    "--log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --bot: keep the bot's output in this file (default: a temporary file).",
+)
+def replay(
+    file: Path,
+    game_id: str | None,
+    html_out: Path | None,
+    bot_command: str | None,
+    seat: str | None,
+    as_json: bool,
+    move_timeout: float | None,
+    sandbox: str,
+    log: Path | None,
+) -> None:
+    """A readable turn-by-turn account of a recorded game, its replay page (--html), or the
+    game's decisions asked again of a bot (--bot).
 
     FILE is a tournament's games.jsonl or tournament.sqlite (or its folder), or one game
-    record (JSON).  The record is re-verified first; one that does not is an error.
+    record (JSON).  The record is re-verified first; one that does not is an error.  With
+    --bot, exit code 1 when the bot raised, answered illegally, timed out or crashed on a
+    request.
     """
+    if bot_command is not None:
+        from tacocat_arena.cli.why import replay_bot_command
+        from tacocat_arena.launch.sandbox import SandboxMode
+
+        if html_out is not None:
+            raise click.UsageError("--bot and --html do not go together")
+        replay_bot_command(
+            file,
+            game_id,
+            bot_command,
+            seat=seat,
+            as_json=as_json,
+            move_timeout_s=move_timeout,
+            sandbox=SandboxMode(sandbox),
+            log=log,
+        )
+        return
+    for name, given in (("--seat", seat), ("--json", as_json), ("--log", log)):
+        if given:
+            raise click.UsageError(f"{name} goes with --bot")
     from tacocat_arena.cli.run import replay_command, replay_html_command
 
     if html_out is not None:

@@ -1,0 +1,151 @@
+"""One bot started as ``run`` starts it, connected to the check's scripted referee.
+
+``check`` and ``replay --bot`` both start a bot this way: the spec's folder by
+``launch.folder``'s rule, the pre-flight look at its command, the sandbox (``AUTO`` resolved
+here) and limits, the one launcher (``BotProcess``), a loopback server (and, under bwrap, a
+Unix socket, the bot's only way out) serving ``CheckServicer``.  What differs is what they
+send once it has connected, so this module stops at the handshake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from tacocat.v1 import arena_pb2_grpc
+from tacocat_arena.check.link import BotLink, CheckServicer, Handshake
+from tacocat_arena.launch import folder
+from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
+from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, admit_bot, resolve_mode
+from tacocat_arena.launch.spec import BotSpec
+
+
+class LaunchError(RuntimeError):
+    """The bot could not be started at all; the message says why."""
+
+
+@dataclass
+class Launched:
+    """A started bot and the scripted referee it connects to."""
+
+    servicer: CheckServicer
+    bot: BotProcess
+    mode: SandboxMode
+    limits: Limits
+    log_path: Path
+    #: The last lines of the bot's output, read once it has stopped (so its last output is in).
+    final_tail: str = ""
+
+    @property
+    def process(self) -> asyncio.subprocess.Process:
+        """The bot's process (started)."""
+        process = self.bot.process
+        if process is None:
+            raise RuntimeError("the bot has not been started")
+        return process
+
+    async def connection(self, timeout_s: float) -> tuple[Handshake, BotLink | None] | str:
+        """The handshake (and the link, when it passed), or why none came: the process
+        exited first, or nothing within ``timeout_s``."""
+        process = self.process
+        exited: asyncio.Future[Any] = asyncio.ensure_future(process.wait())
+        connected: asyncio.Future[Any] = self.servicer.connected
+        try:
+            done, _ = await asyncio.wait(
+                {connected, exited}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            if not exited.done():
+                exited.cancel()
+        if connected not in done:
+            if process.returncode is not None:
+                return f"exited with code {process.returncode} before its Hello"
+            return f"nothing within {timeout_s:g} s"
+        result: tuple[Handshake, BotLink | None] = connected.result()
+        return result
+
+
+@contextlib.asynccontextmanager
+async def launched_bot(
+    spec: BotSpec,
+    *,
+    cwd: Path | None = None,
+    sandbox: SandboxMode = SandboxMode.NONE,
+    limits: Limits | None = None,
+    log_path: Path | None = None,
+    notices: Callable[[str], None] | None = None,
+    on_placed: Callable[[SandboxMode, Limits, Path], None] | None = None,
+) -> AsyncIterator[Launched]:
+    """Start ``spec``'s bot as a tournament would, with a scripted referee to connect to;
+    stop both on exit.  ``on_placed(mode, limits, log_path)`` is called before the bot
+    starts (a report can say which sandbox); LaunchError if it cannot start."""
+    token = secrets.token_hex(16)
+    try:
+        mode = resolve_mode(sandbox, warn=notices or (lambda _: None))
+        placement = folder.place(spec, cwd or Path.cwd())
+        folder.preflight(spec, placement, mode)
+    except (SandboxError, folder.FolderError) as error:
+        raise LaunchError(str(error)) from None
+    limits = limits or Limits()
+    with contextlib.ExitStack() as stack:
+        if log_path is None:
+            logs = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-check-"))
+            log_path = Path(logs) / f"{spec.name}.log"
+        if on_placed is not None:
+            on_placed(mode, limits, log_path)
+        servicer = CheckServicer(token)
+        server = grpc.aio.server()
+        arena_pb2_grpc.add_ArenaServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        socket_path = None
+        if mode is SandboxMode.BWRAP:
+            socket_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-"))
+            socket_path = Path(socket_dir) / "check.sock"
+            server.add_insecure_port(f"unix:{socket_path}")
+        await server.start()
+        if socket_path is not None:
+            admit_bot(socket_path)
+        bot = BotProcess(
+            spec,
+            Launch(
+                identity=spec.name,
+                token=token,
+                log_path=log_path,
+                cwd=placement.folder,
+                mode=mode,
+                limits=limits,
+                tcp_address=f"127.0.0.1:{port}",
+                socket_path=socket_path,
+                argv=placement.argv,
+            ),
+        )
+        launched: Launched | None = None
+        try:
+            try:
+                await bot.start()
+            except BotStartError as error:
+                raise LaunchError(str(error)) from None
+            launched = Launched(servicer, bot, mode, limits, log_path)
+            yield launched
+        finally:
+            await bot.stop(grace=0.5)
+            await server.stop(grace=0.5)
+            if launched is not None:
+                launched.final_tail = log_tail(log_path)
+
+
+def log_tail(log_path: Path, lines: int = 15) -> str:
+    """The last ``lines`` lines of the bot's output ("" when there is none)."""
+    try:
+        text = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(text[-lines:])

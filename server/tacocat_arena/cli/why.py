@@ -1,0 +1,156 @@
+""" "Why did my bot lose?": ``replay --bot`` and ``analyze``'s printing (docs/why-lose.md).
+
+The work lives in ``check/replay.py`` and ``play/analysis.py``; this module finds the game,
+the seat and the options, prints, and turns their errors into sentences.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import click
+
+from tacocat_arena.check.launched import LaunchError
+from tacocat_arena.check.replay import Replayed, ReplayReport, Verdict, replay_bot
+from tacocat_arena.cli.run import load_game_entry
+from tacocat_arena.engine.record import RecordError
+from tacocat_arena.engine.types import Seat
+from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
+from tacocat_arena.referee.settings import ClockSettings
+from tacocat_arena.tournament.verify import GameEntry
+
+
+def pick_seat(entry: GameEntry, seat: str | None) -> Seat:
+    """The seat asked for (0, 1 or a player's name); by default the seat that lost (seat 0
+    in a draw or an unfinished game)."""
+    names = entry.seat_names
+    if seat is None:
+        winner = entry.record.get("winner")
+        return 1 - winner if winner in (0, 1) else 0
+    if seat in ("0", "1"):
+        return int(seat)
+    if seat in names:
+        if names[0] == names[1]:
+            raise click.ClickException(f"both seats are named {seat!r}: give --seat 0 or 1")
+        return names.index(seat)
+    raise click.ClickException(
+        f"--seat {seat!r} is neither 0, 1 nor a player of game {entry.game_id} "
+        f"({names[0]} vs {names[1]})"
+    )
+
+
+def playable_entry(file: Path, game_id: str | None) -> GameEntry:
+    """The game of FILE (``--game``), refused when it was never played."""
+    entry = load_game_entry(file, game_id)
+    if entry.record.get("unplayed"):
+        raise click.ClickException(
+            f"game {entry.game_id} was not played: {entry.record['unplayed']}"
+        )
+    return entry
+
+
+_SHOWN = {
+    Verdict.DIFFERENT: "differs",
+    Verdict.FALLBACK: "RAISED",
+    Verdict.ILLEGAL: "ILLEGAL",
+    Verdict.MALFORMED: "MALFORMED",
+    Verdict.TIMEOUT: "TIMEOUT",
+    Verdict.GONE: "CRASHED",
+}
+
+
+def replayed_lines(replayed: Replayed) -> list[str]:
+    """A decision's lines, when it is worth a line: where the answer is not the record's."""
+    label = _SHOWN.get(replayed.verdict)
+    if label is None:
+        return []
+    head = f"#{replayed.index:<3} round {replayed.round:<2} {replayed.kind:<7} {label:<9}"
+    lines = [f"{head} recorded: {replayed.recorded}"]
+    if replayed.answer:
+        lines.append(f"{'':31}now: {replayed.answer}" + _ms(replayed.ms))
+    if replayed.detail:
+        lines.append(f"{'':31}{replayed.detail}")
+    return lines
+
+
+def _ms(ms: float | None) -> str:
+    return "" if ms is None else f"  ({ms:.0f} ms)"
+
+
+def replay_summary(report: ReplayReport) -> list[str]:
+    """The closing lines: the counts, and the bot's last output after a failure."""
+    if report.not_connected:
+        lines = [f"replay: the bot never got a request: {report.not_connected}"]
+    else:
+        counts = ", ".join(
+            f"{report.count(v)} {v.value}"
+            for v in Verdict
+            if report.count(v) or v in (Verdict.SAME, Verdict.DIFFERENT)
+        )
+        lines = [f"replay: {len(report.decisions)} decisions of seat {report.seat} asked: {counts}"]
+    if report.failed and report.log_tail:
+        lines.append("last lines of the bot's output:")
+        lines.extend(f"  {line}" for line in report.log_tail.splitlines())
+    if report.exit_code not in (None, 0):
+        lines.append(f"the bot's process exited with code {report.exit_code}")
+    return lines
+
+
+def replay_bot_command(
+    file: Path,
+    game_id: str | None,
+    command: str,
+    *,
+    seat: str | None,
+    as_json: bool,
+    move_timeout_s: float | None,
+    sandbox: SandboxMode,
+    log: Path | None,
+) -> None:
+    """``replay GAME --bot COMMAND``: print where the bot's answers differ; exit 1 when it
+    failed a request (raised, illegal, malformed, timed out, crashed) or never connected."""
+    entry = playable_entry(file, game_id)
+    chosen = pick_seat(entry, seat)
+    allowance = None
+    if move_timeout_s is not None:
+        allowance = ClockSettings.from_seconds(move_timeout_s).decision_ms
+    names = entry.seat_names
+    if not as_json:
+        click.echo(
+            f"game {entry.game_id}: {names[0]} (seat 0) vs {names[1]} (seat 1); asking "
+            f"{command!r} every decision of seat {chosen} ({names[chosen]})"
+        )
+
+    def show(replayed: Replayed) -> None:
+        for line in replayed_lines(replayed):
+            click.echo(line)
+
+    try:
+        report = asyncio.run(
+            replay_bot(
+                entry.record,
+                command,
+                seat=chosen,
+                game_id=entry.game_id,
+                names=names,
+                allowance_ms=allowance,
+                sandbox=sandbox,
+                log_path=log,
+                progress=None if as_json else show,
+            )
+        )
+    except RecordError as error:
+        raise click.ClickException(f"the record of game {entry.game_id}: {error}") from None
+    except (LaunchError, SandboxError) as error:
+        raise click.ClickException(str(error)) from None
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for notice in report.notices:
+            click.echo(f"warning: {notice}", err=True)
+        for line in replay_summary(report):
+            click.echo(line)
+    if report.failed:
+        raise SystemExit(1)
