@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import os
 import re
 import sys
 import time
@@ -182,7 +183,9 @@ async def _run_worker(job: Job, rubric: Rubric, secret: str, limit: float) -> di
     (out / GRADE_JSON).unlink(missing_ok=True)
     log_path = out / "grader.log"
     argv = [sys.executable, "-m", "tacocat_arena.grade", job.to_json()]
-    code = await run_bounded(argv, log_path, limit)
+    # The worker is the arena's own Python, with the organizer's environment; a student's
+    # variables reach only the student's bot and build, inside their sandbox (launch.bots).
+    code = await run_bounded(argv, log_path, limit, own_env=dict(os.environ))
     if code == 0 and (out / GRADE_JSON).exists():
         data: dict[str, Any] = json.loads((out / GRADE_JSON).read_text(encoding="utf-8"))
         return data

@@ -164,7 +164,13 @@ class BotProcess:
             argv[0] = sys.executable
         return argv
 
-    def _command(self, cgroup: BotCgroup | None) -> tuple[list[str], dict[str, str], Path | None]:
+    def command(self, cgroup: BotCgroup | None, handover: sandbox.Handover) -> list[str]:
+        """The whole command line started with ``sandbox.LAUNCHER_ENV`` (the launcher's
+        helpers, then bwrap or ``env -i``, then the bot), the bot's environment handed on
+        by ``handover`` (sandboxed) or to ``env -i`` (not): never to a helper."""
+        return [*sandbox.launcher(self.launch.limits, cgroup), *self._command(cgroup, handover)]
+
+    def _command(self, cgroup: BotCgroup | None, handover: sandbox.Handover) -> list[str]:
         launch = self.launch
         argv = self.argv()
         sandboxed = launch.mode is SandboxMode.BWRAP
@@ -183,7 +189,7 @@ class BotProcess:
         if not sandboxed:
             arena["TACOCAT_ARENA_ADDRESS"] = launch.tcp_address
             env = {**os.environ, **dict(self.spec.env), **arena}
-            return argv, env, launch.cwd
+            return sandbox.exec_with_env(argv, env)
         socket_path = launch.socket_path
         if socket_path is None:  # Launch refuses it; checked again where it is relied on
             raise BotStartError(f"bot {self.spec.name!r}: a sandboxed bot needs its socket")
@@ -200,8 +206,9 @@ class BotProcess:
         extra = [program] if program.is_absolute() and program.is_file() else []
         if why := sandbox.unreachable_by_bot(launch.cwd, write=self.spec.writable_dir):
             raise BotStartError(f"bot {self.spec.name!r}: {why}")
+        env = sandbox.bot_env(dict(self.spec.env), arena)
         command = sandbox.bwrap_argv(
-            [*sandbox.in_sandbox(launch.limits, cgroup), *argv],
+            [*sandbox.in_sandbox(launch.limits, cgroup), *sandbox.load_env_file(argv)],
             bwrap=bwrap,
             bot_dir=launch.cwd,
             writable_dir=self.spec.writable_dir,
@@ -209,39 +216,42 @@ class BotProcess:
             hide=launch.hide,
             extra_code=extra,
             tmpfs_mib=launch.limits.memory_mib,
+            env_fd=handover.add(sandbox.env_file(env), "env"),
         )
-        return command, sandbox.bot_env(dict(self.spec.env), arena), None
+        return handover.seal(command)
 
     async def start(self) -> None:
         """Start the process (its output goes to the log file)."""
         self.cgroup = BotCgroup.create(self.name.replace("~", "-"), self.launch.limits)
         self._stopping = self._killed = False
         self._started_at = time.perf_counter()
-        try:
-            argv, env, cwd = self._command(self.cgroup)
-            prefix = sandbox.launcher(self.launch.limits, self.cgroup)
-        except (sandbox.SandboxError, BotStartError) as error:
-            if self.cgroup is not None:
-                await self.cgroup.remove()
-            if isinstance(error, BotStartError):
-                raise
-            raise BotStartError(f"bot {self.spec.name!r}: {error}") from None
-        self.log.write(f"--- start #{self.starts + 1}: {self.argv()}\n".encode())
-        try:
-            self.process = await asyncio.create_subprocess_exec(
-                *prefix,
-                *argv,
-                cwd=cwd,
-                env=env,
-                stdin=None if self.launch.echo else asyncio.subprocess.DEVNULL,
-                stdout=None if self.launch.echo else asyncio.subprocess.PIPE,
-                stderr=None if self.launch.echo else asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as error:
-            raise BotStartError(
-                f"bot {self.spec.name!r}: cannot run {self.spec.command!r}: {error}"
-            ) from None
+        with sandbox.Handover() as handover:
+            try:
+                command = self.command(self.cgroup, handover)
+            except (sandbox.SandboxError, BotStartError) as error:
+                if self.cgroup is not None:
+                    await self.cgroup.remove()
+                if isinstance(error, BotStartError):
+                    raise
+                raise BotStartError(f"bot {self.spec.name!r}: {error}") from None
+            self.log.write(f"--- start #{self.starts + 1}: {self.argv()}\n".encode())
+            sandboxed = self.launch.mode is SandboxMode.BWRAP
+            try:
+                self.process = await sandbox.spawn(
+                    command,
+                    handover,
+                    cwd=None if sandboxed else self.launch.cwd,
+                    stdin=None if self.launch.echo else asyncio.subprocess.DEVNULL,
+                    stdout=None if self.launch.echo else asyncio.subprocess.PIPE,
+                    stderr=None if self.launch.echo else asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as error:
+                if self.cgroup is not None:
+                    await self.cgroup.remove()
+                raise BotStartError(
+                    f"bot {self.spec.name!r}: cannot run {self.spec.command!r}: {error}"
+                ) from None
         if self.launch.peer_check is not None:
             self.launch.peer_check.expect(self.name, self.process.pid)
         self.starts += 1

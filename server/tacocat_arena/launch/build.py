@@ -57,29 +57,19 @@ async def build_package(
     if argv[0] in ("python", "python3"):
         argv[0] = sys.executable  # as for the bot: the arena's Python, with the SDK
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tacocat-build-") as scratch:
-        env = {**sandbox.BASE_ENV, **dict(package.env)}
-        if mode is SandboxMode.BWRAP:
-            bwrap = sandbox.bwrap_path()
-            if bwrap is None:
-                raise sandbox.SandboxError("sandbox bwrap asked for, but bwrap does not work")
-            socket = Path(scratch) / "none.sock"  # the sandbox's referee socket: unused here
-            socket.touch()
-            command = sandbox.bwrap_argv(
-                argv, bwrap=bwrap, bot_dir=package.root, writable_dir=True, socket=socket, hide=()
-            )
-            cwd = None
-        else:
-            command, cwd = argv, package.root
-            env = {**os.environ, **dict(package.env)}
-        prefix = sandbox.launcher(settings.limits, None)
+    with tempfile.TemporaryDirectory(prefix="tacocat-build-") as scratch, sandbox.Handover() as fds:
         log_path = Path(scratch) / "build.log"
         try:
+            command, cwd = _command(package, argv, mode, Path(scratch), fds)
+            prefix = sandbox.launcher(settings.limits, None)
             code = await run_bounded(
-                [*prefix, *command], log_path, settings.timeout_s, cwd=cwd, env=env
+                [*prefix, *command], log_path, settings.timeout_s, cwd=cwd, handover=fds
             )
         except OSError as error:
             return BuildResult(False, f"build: cannot run {package.build!r}: {error}", "", 0)
+        finally:
+            if mode is SandboxMode.BWRAP:
+                sandbox.reclaim_folder(package.root)
         text = _tail(log_path)
     seconds = time.monotonic() - started
     if code is None:
@@ -91,22 +81,54 @@ async def build_package(
     return BuildResult(True, f"built in {seconds:.1f} s", text, seconds)
 
 
+def _command(
+    package: BotPackage, argv: list[str], mode: SandboxMode, scratch: Path, fds: sandbox.Handover
+) -> tuple[list[str], Path | None]:
+    """The build's command line after the launcher's helpers, and its working folder: the
+    package's variables handed to the build's own process only, as a bot's are."""
+    if mode is not SandboxMode.BWRAP:
+        env = {**os.environ, **dict(package.env)}
+        return sandbox.exec_with_env(argv, env), package.root
+    bwrap = sandbox.bwrap_path()
+    if bwrap is None:
+        raise sandbox.SandboxError("sandbox bwrap asked for, but bwrap does not work")
+    socket = scratch / "none.sock"  # the sandbox's referee socket: unused here
+    socket.touch()
+    # Under a root runner the build runs as SANDBOX_UID: the package folder is lent to it
+    # (docs/submissions.md: the build writes its output there) and taken back after.
+    sandbox.lend_folder(package.root)
+    env = {**sandbox.BASE_ENV, **dict(package.env)}
+    command = sandbox.bwrap_argv(
+        sandbox.load_env_file(argv),
+        bwrap=bwrap,
+        bot_dir=package.root,
+        writable_dir=True,
+        socket=socket,
+        hide=(),
+        env_fd=fds.add(sandbox.env_file(env), "env"),
+    )
+    return fds.seal(command), None
+
+
 async def run_bounded(
     argv: list[str],
     log_path: Path,
     timeout_s: float,
     *,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    handover: sandbox.Handover | None = None,
+    own_env: dict[str, str] | None = None,
 ) -> int | None:
-    """Run ``argv`` in a session of its own, its output to ``log_path``, for at most
-    ``timeout_s``; then kill its whole process group (whatever it left running).  Its exit
-    code, or None past the limit; OSError if it cannot start."""
+    """Run ``argv`` (a launcher's command line, with ``sandbox.LAUNCHER_ENV``) in a session
+    of its own, its output to ``log_path``, for at most ``timeout_s``; then kill its whole
+    process group (whatever it left running).  Its exit code, or None past the limit;
+    OSError if it cannot start.  ``own_env``: a process of the arena's own (``spawn``)."""
     with open(log_path, "wb") as log:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
+        process = await sandbox.spawn(
+            argv,
+            handover,
+            own_env=own_env,
             cwd=cwd,
-            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=log,
             stderr=asyncio.subprocess.STDOUT,

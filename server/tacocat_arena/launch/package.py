@@ -41,17 +41,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from tacocat_arena.launch.sandbox import env_refusal
+
 #: The file every package has at its root.
 MANIFEST = "bot.toml"
 #: What ``bot.toml`` may hold.
 MANIFEST_KEYS = ("command", "build", "env")
-#: Environment variables a package may not set: the arena sets them for each process.
-RESERVED_ENV_PREFIX = "TACOCAT_ARENA_"
 #: Folders ``pack`` leaves out (caches and version control, never needed to run a bot).
 PACK_SKIP = frozenset({".git", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
 _CHUNK = 64 * 1024
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MiB = 2**20
 
 
@@ -149,14 +148,10 @@ def _env(value: Any) -> tuple[tuple[str, str], ...]:
         raise PackageError(f'{MANIFEST}: env must be a table of NAME = "value", got {value!r}')
     pairs = []
     for name, text in sorted(value.items()):
-        if not _ENV_NAME.fullmatch(name):
-            raise PackageError(f"{MANIFEST}: env name {name!r} is not a variable name")
-        if name.startswith(RESERVED_ENV_PREFIX):
-            raise PackageError(
-                f"{MANIFEST}: env {name!r}: {RESERVED_ENV_PREFIX}* is set by the arena"
-            )
-        if not isinstance(text, str):
-            raise PackageError(f"{MANIFEST}: env {name!r} must be a string, got {text!r}")
+        # One rule for bot.toml and a config's env (launch.sandbox): names, the arena's
+        # own, NUL, size, and the loader's and interpreters' variables, refused by name.
+        if why := env_refusal(name, text):
+            raise PackageError(f"{MANIFEST}: {why}")
         pairs.append((name, text))
     return tuple(pairs)
 

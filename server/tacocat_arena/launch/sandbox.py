@@ -31,20 +31,31 @@ import enum
 import functools
 import importlib.util
 import os
+import re
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: Where a sandboxed bot finds the referee's Unix socket.
 SOCKET_IN_SANDBOX = "/run/tacocat/arena.sock"
 #: Variables a sandboxed (or unsandboxed) bot gets besides its own ``env`` and the arena's.
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+#: The whole environment of what we run to start a bot or a build (``/bin/sh``, ``setpriv``,
+#: ``prlimit``, ``bwrap``, ``env``): ours, fixed.  A bot's and a build's variables reach only
+#: its own process, at its last exec (``load_env_file`` in the sandbox, ``exec_with_env``
+#: without one): never a helper, which runs as the organizer (root, perhaps) before any
+#: namespace exists.
+LAUNCHER_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8"}
+#: Where a sandboxed process's environment is handed to it (read-only, its own).
+ENV_IN_SANDBOX = "/run/tacocat/env"
 #: The uid/gid a sandboxed bot runs as inside its user namespace.
 SANDBOX_UID = 65534
 _INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
@@ -346,6 +357,51 @@ def unreachable_by_bot(folder: Path, *, write: bool) -> str | None:
     )
 
 
+def lend_folder(folder: Path) -> None:
+    """Under a root runner, give a package's folder to SANDBOX_UID for its build, which runs
+    as that uid and writes its output there (docs/submissions.md); nothing otherwise (an
+    ordinary runner's build is that runner's uid in its user namespace)."""
+    if runs_as_root():
+        _retree(folder, SANDBOX_UID, SANDBOX_UID, readable=False)
+
+
+def reclaim_folder(folder: Path) -> None:
+    """After a root runner's build: the folder and all the build left in it owned by root
+    again, readable by all (the bot runs as SANDBOX_UID and reads it), writable by none
+    else, no set-id bits, and anything but files, folders and links removed.  Walked by
+    descriptor, never following a link the build made."""
+    if runs_as_root():
+        _retree(folder, 0, 0, readable=True)
+
+
+def _retree(folder: Path, uid: int, gid: int, *, readable: bool) -> None:
+    def fix(name: str, dir_fd: int | None) -> None:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISLNK(info.st_mode):
+            os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+            return
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            os.unlink(name, dir_fd=dir_fd)  # a FIFO or socket a build left: no bot needs it
+            return
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=dir_fd)
+        try:
+            os.fchown(fd, uid, gid)
+            if readable:
+                mode = info.st_mode & 0o755 | 0o444
+                if stat.S_ISDIR(info.st_mode) or info.st_mode & 0o100:
+                    mode |= 0o111
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
+    fix(str(folder), None)
+    for _, folders, files, dir_fd in os.fwalk(folder, follow_symlinks=False):
+        for name in [*folders, *files]:
+            with contextlib.suppress(FileNotFoundError):
+                fix(name, dir_fd)
+
+
 def launcher_missing() -> str | None:
     """Which tool the launcher needs and cannot find (None: all there)."""
     for tool in ("setpriv", "prlimit"):
@@ -459,6 +515,7 @@ def bwrap_argv(
     hide: Iterable[Path],
     extra_code: Iterable[Path] = (),
     tmpfs_mib: int | None = None,
+    env_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line that runs ``command`` confined (see the module docstring).
 
@@ -466,7 +523,9 @@ def bwrap_argv(
     (the config file, the output folder, other bots' folders): each is covered by an empty
     tmpfs (a folder) or /dev/null (a file).  ``tmpfs_mib`` caps the bot's ``/tmp`` (and a
     quarter of it its ``/dev/shm``), which is memory: without the cap either could take half
-    the host's.  Under a root runner ``command`` runs as host uid SANDBOX_UID."""
+    the host's.  Under a root runner ``command`` runs as host uid SANDBOX_UID.  ``env_fd``
+    holds the process's environment (``env_file``), mounted read-only at ``ENV_IN_SANDBOX``
+    for ``load_env_file`` to read: bwrap itself runs with ``LAUNCHER_ENV``."""
     if runs_as_root():
         # No user namespace: it would map the bot to host root.  The bot drops to host uid
         # SANDBOX_UID itself, with only the capabilities that takes, before the command.
@@ -498,7 +557,10 @@ def bwrap_argv(
     for folder in _folders_above(targets):
         argv += ["--perms", "0755", "--dir", str(folder)]
     argv += _mounts(mounted, bot_dir, writable_dir, hide)
-    argv += ["--bind", str(socket), SOCKET_IN_SANDBOX, "--chdir", str(bot_dir), "--", *command]
+    argv += ["--bind", str(socket), SOCKET_IN_SANDBOX]
+    if env_fd is not None:
+        argv += ["--perms", "0444", "--ro-bind-data", str(env_fd), ENV_IN_SANDBOX]
+    argv += ["--chdir", str(bot_dir), "--", *command]
     return argv
 
 
@@ -572,3 +634,172 @@ def bot_env(extra: Mapping[str, str], arena: Mapping[str, str]) -> dict[str, str
     ``env``, then the arena's."""
     passed = {k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIX)}
     return {**BASE_ENV, **passed, **extra, **arena}
+
+
+# -- the environment: ours for the launcher, the bot's for the bot alone -----------------------
+#: Variables no ``bot.toml`` ``[env]`` and no config ``env`` may set, with why.  Since the
+#: launcher runs with ``LAUNCHER_ENV`` they reach only the bot's own process; they are refused
+#: all the same (defence in depth, and a clear message rather than a surprise) because each
+#: makes a program run code or read files it names before its own code starts: the dynamic
+#: loader's (``LD_*``, as ld.so(8) lists them), the C library's that glibc itself strips
+#: for setuid programs (``sysdeps/generic/unsecvars.h``), the shell's startup hooks (dash
+#: and bash: our launcher's ``/bin/sh``), and Python's (the arena's own language).
+REFUSED_ENV_PREFIXES = {
+    "LD_": "the dynamic loader's (ld.so(8)): it loads code it names into every program",
+    "BASH_FUNC_": "bash's exported functions: they run in every bash started",
+}
+REFUSED_ENV = {
+    **dict.fromkeys(
+        (
+            "GCONV_PATH",
+            "GETCONF_DIR",
+            "GLIBC_TUNABLES",
+            "HOSTALIASES",
+            "LOCALDOMAIN",
+            "LOCPATH",
+            "MALLOC_TRACE",
+            "NIS_PATH",
+            "NLSPATH",
+            "RESOLV_HOST_CONF",
+            "RES_OPTIONS",
+            "TMPDIR",
+            "TZDIR",
+        ),
+        "the C library's (one glibc strips for setuid programs: unsecvars.h)",
+    ),
+    **dict.fromkeys(
+        ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4"),
+        "the shell's: it changes what every sh or bash started runs",
+    ),
+    **dict.fromkeys(
+        (
+            "PYTHONSTARTUP",
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "PYTHONUSERBASE",
+            "PYTHONPLATLIBDIR",
+            "PYTHONEXECUTABLE",
+            "PYTHONWARNINGS",
+            "PYTHONBREAKPOINT",
+            "PYTHONINSPECT",
+        ),
+        "Python's: it makes the interpreter load or run code before yours",
+    ),
+}
+#: Set by the arena for each process (``launch.bots``), never by a package or config.
+RESERVED_ENV_PREFIX = "TACOCAT_ARENA_"
+#: The longest value a variable may have (a command line's argument may be 128 KiB at most).
+MAX_ENV_VALUE = 16 * 1024
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def env_refusal(name: object, value: object) -> str | None:
+    """Why the variable ``name = value`` may not be set by a package or a config (a sentence
+    naming it, with what to do instead), or None when it may."""
+    if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
+        return f"env name {name!r} is not a variable name (letters, digits, _; 128 at most)"
+    if not isinstance(value, str):
+        return f"env {name!r} must be a string, got {value!r}"
+    if name.startswith(RESERVED_ENV_PREFIX):
+        return f"env {name!r}: {RESERVED_ENV_PREFIX}* is set by the arena"
+    if "\0" in value:
+        return f"env {name!r}: a value cannot hold a NUL character"
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_ENV_VALUE:
+        return f"env {name!r}: a value may have {MAX_ENV_VALUE} bytes at most"
+    why = REFUSED_ENV.get(name) or next(
+        (why for prefix, why in REFUSED_ENV_PREFIXES.items() if name.startswith(prefix)), None
+    )
+    if why is None:
+        return None
+    instead = (
+        "set the module path in your code (sys.path.insert(0, 'src'))"
+        if name.startswith("PYTHON")
+        else f'set it in the command instead (command = "env {name}=... ./bot"), which runs '
+        "in the sandbox"
+    )
+    return f"env {name!r} is refused: {why}; {instead}"
+
+
+def env_file(env: Mapping[str, str]) -> bytes:
+    """The environment ``env`` as the shell script ``load_env_file`` sources: the launcher's
+    own variables unset, each of ``env``'s exported, its value quoted."""
+    lines = [f"unset {' '.join(LAUNCHER_ENV)}"]
+    for name, value in env.items():
+        if not _ENV_NAME.fullmatch(name) or "\0" in value:  # refused at parse time already
+            raise SandboxError(f"env {name!r}: not a variable a process can be given")
+        lines.append(f"export {name}={shlex.quote(value)}")
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+
+
+def load_env_file(command: Sequence[str]) -> list[str]:
+    """``command`` run with the environment mounted at ``ENV_IN_SANDBOX``: the last exec
+    before it, in the sandbox and after the drop to SANDBOX_UID, is the only one to see it."""
+    return ["/bin/sh", "-c", f'. {ENV_IN_SANDBOX} && exec "$@"', "sh", *command]
+
+
+def exec_with_env(command: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """``command`` run with exactly ``env`` by ``env -i`` (without a sandbox): the helpers
+    before it keep ``LAUNCHER_ENV``, and ``env`` execs the command at once."""
+    if command and "=" in command[0]:
+        raise SandboxError(f"program {command[0]!r}: a program's name cannot hold '='")
+    for name, value in env.items():
+        if "=" in name or "\0" in name or "\0" in value:
+            raise SandboxError(f"env {name!r}: not a variable a process can be given")
+    return [_tool("env"), "-i", "--", *(f"{k}={v}" for k, v in env.items()), *command]
+
+
+class Handover:
+    """Data handed to a launcher on memory files (``memfd``), by descriptor: what must not
+    stand on a command line, which every user of the host can read (``ps``) and, for bwrap,
+    every sandboxed process too (``/proc/1/cmdline`` is bwrap's).  Closed, on our side, once
+    the process has started (it holds its own copies)."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def add(self, data: bytes, name: str = "tacocat") -> int:
+        """A descriptor that reads ``data`` from its start."""
+        fd = os.memfd_create(name)  # close-on-exec: handed on by pass_fds only
+        self.fds.append(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+
+    def seal(self, argv: Sequence[str]) -> list[str]:
+        """bwrap's command line with its options (mounts, hidden paths, namespaces) read from
+        a descriptor (``--args``): what is left to see is ``bwrap --args N -- COMMAND``, the
+        same shape for every sandbox, the gate's and a game's alike."""
+        end = list(argv).index("--")
+        data = b"".join(os.fsencode(a) + b"\0" for a in argv[1:end])
+        return [argv[0], "--args", str(self.add(data, "bwrap-args")), *argv[end:]]
+
+    def close(self) -> None:
+        """Close our side of every descriptor."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
+
+    def __enter__(self) -> Handover:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+async def spawn(
+    argv: Sequence[str],
+    handover: Handover | None = None,
+    *,
+    own_env: Mapping[str, str] | None = None,
+    **options: Any,
+) -> asyncio.subprocess.Process:
+    """Start ``argv`` (a launcher's command line) with ``LAUNCHER_ENV`` and nothing else of
+    anyone's: the one place bots and builds are started from.  ``own_env`` is for a process
+    of the arena's own (``grade --batch``'s worker), which has the organizer's variables
+    and never a stranger's."""
+    fds = tuple(handover.fds) if handover is not None else ()
+    env = dict(LAUNCHER_ENV if own_env is None else own_env)
+    return await asyncio.create_subprocess_exec(*argv, env=env, pass_fds=fds, **options)

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from tacocat_arena.engine import DEFAULT_RULESET, Ruleset, RulesetError
 from tacocat_arena.launch.builtins import BUILTINS
-from tacocat_arena.launch.sandbox import Limits, SandboxMode
+from tacocat_arena.launch.sandbox import Limits, SandboxMode, env_refusal
 from tacocat_arena.launch.spec import BotSpec, ConfigError
 from tacocat_arena.referee.settings import (
     DEFAULT_GRACE_MS,
@@ -447,6 +447,9 @@ def _bot_from_toml(
     env = entry.get("env", {})
     if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
         raise ConfigError(f'{where}: env must be a table of strings, e.g. env = {{ LEVEL = "3" }}')
+    for name, value in env.items():  # the rule of bot.toml's [env] (launch.sandbox)
+        if why := env_refusal(name, value):
+            raise ConfigError(f"{where}: {why}")
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigError(f'{where}: args must be a list of strings, e.g. args = ["--level", "3"]')
