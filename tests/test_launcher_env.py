@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -281,15 +282,17 @@ def test_gate_build_and_hosted_games_run_nothing_outside(
         assert "LD_PRELOAD" in said and "refused" in said, said
         preloading = _probe_package(tmp_path / "preloading", so, GREEDY)
         said = _submit(preloading, arena, tokens["mal"], tmp_path)
-        assert "mal v2: active" in said, said
+        active = re.search(r"mal v(\d+): active", said)
+        assert active, said
+        mine = f"mal@v{active[1]}"
         said = _submit(RANDOM, arena, tokens["bob"], tmp_path)
         assert "bob v1: active" in said, said
 
         def played() -> bool:
             rows = {f"{v['player']}@v{v['version']}": v for v in arena.json("/api/submissions")}
-            return rows.get("mal@v2", {}).get("games", 0) >= 2
+            return rows.get(mine, {}).get("games", 0) >= 2
 
-        wait_until(played, 120, "hosted games of mal@v2")
+        wait_until(played, 120, f"hosted games of {mine}")
     finally:
         arena.stop()
     assert _outside(outside) == []
@@ -297,7 +300,7 @@ def test_gate_build_and_hosted_games_run_nothing_outside(
     # and the gate's check and the games' processes loaded it.
     built = list(folder.rglob("built.txt"))
     assert built and "preloaded: " in (built[0].parent / "inside.log").read_text()
-    logs = {p.name: p.read_text(errors="replace") for p in (folder / "logs").glob("mal@v2*")}
+    logs = {p.name: p.read_text(errors="replace") for p in folder.rglob(f"logs/{mine}*")}
     assert any(name.endswith(".check.log") and "preloaded: " in t for name, t in logs.items())
     games = [t for name, t in logs.items() if not name.endswith(".check.log")]
     assert any("preloaded: " in t and "host sandbox" in t for t in games), sorted(logs)
