@@ -79,7 +79,9 @@ def probe(tmp_path: Path) -> tuple[Path, Path]:
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     # The probe works: preloaded into a host program, it records that program.
-    subprocess.run(["/bin/true"], env={"LD_PRELOAD": str(folder / "probe.so")}, check=True)
+    subprocess.run(
+        ["/bin/true"], env={"LD_PRELOAD": str(folder / "probe.so")}, cwd=folder, check=True
+    )
     assert "/true uid" in outside.read_text()
     outside.unlink()
     return folder / "probe.so", outside
