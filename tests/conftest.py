@@ -1,24 +1,104 @@
-"""Fixtures shared by every test module.
+"""Fixtures and hooks shared by every test module.
 
 ``browser`` and ``browser_page`` (tests/browser_support.py): a headless system Chromium and a
 watched page in it; ``axe_source`` (tests/a11y_support.py): axe-core for the accessibility
-audit; ``cpp_bot`` (tests/cpp_support.py): the C++ example bot, built once per session. The
-tests that use them skip with the reason where there is none.  ``cleanup``: arena
-and bot processes killed at the end of a test (the arena tests').
+audit; ``cpp_bot`` (tests/cpp_support.py): the C++ example bot, built once per version of its
+sources and kept between runs.  The tests that use them skip with the reason where there is
+none.  ``cleanup``: arena and bot processes killed at the end of a test (the arena tests').
+
+The two tiers (README, docs/architecture.md): ``-m "not slow"`` is the fast tier.  So that it
+stays fast, a test that asks for a real-process fixture (``REAL_PROCESS_FIXTURES``) is marked
+slow at collection, and a test that takes more than ``FAST_LIMIT_S`` without the mark (scaled
+by the load per core on a busy machine) fails with its name and duration.  Unmarked tests that
+started a process are listed at the end of the run.
+
+After every test the processes it started through tests/process_support.py are stopped (whole
+process group) and their output is attached to a failure's report; any other process the test
+left behind (a child or grandchild of this one, found in /proc; this process is a child
+subreaper, so orphans of the test's processes count too) is killed and fails the test.
 
 ``tmp_path`` and ``mktemp`` folders are world-readable: a root runner's sandboxed bots run as
 uid 65534, and pytest makes them 0700 (bots in a folder of their own, as organizers keep
 them, read it as is).
 """
 
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import multiprocessing.process
 import os
 import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import process_support
 import pytest
 
 pytest_plugins = ["browser_support", "a11y_support", "cpp_support"]
+
+#: Fixtures that start a real server, bot process or browser: a test using one is slow.
+REAL_PROCESS_FIXTURES = frozenset(
+    {"browser", "browser_page", "axe_source", "cpp_bot", "cleanup", "processes"}
+)
+#: The longest an unmarked test may take (setup and call), on a quiet machine.
+FAST_LIMIT_S = float(os.environ.get("TACOCAT_FAST_LIMIT_S", "2.0"))
+#: How long processes a test left behind get to exit on their own before they are killed.
+LEFT_BEHIND_GRACE_S = 5.0
+
+_spawned = pytest.StashKey[list[str]]()
+_durations = pytest.StashKey[dict[str, float]]()
+_current: list[pytest.Item] = []
+
+
+# -- processes -------------------------------------------------------------------------------------
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """Notes every process a test starts (whatever starts it) on the running test."""
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty") and _current:
+        argv = args[1] if event != "os.fork" and len(args) > 1 else event
+        what = argv if isinstance(argv, str | bytes) else " ".join(map(str, argv))
+        with contextlib.suppress(Exception):
+            _current[-1].stash.setdefault(_spawned, []).append(what[:200])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sys.addaudithook(_audit)
+    if sys.platform == "linux":
+        # PR_SET_CHILD_SUBREAPER: orphans of the test's processes become ours, not init's, so
+        # the end-of-test check sees them (and reaps them).
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+
+
+def _owned_pids() -> set[int]:
+    """Children that some object here will wait for (a Popen, a multiprocessing Process):
+    not ours to reap."""
+    pids = {p.pid for p in multiprocessing.process._children if p.pid}  # type: ignore[attr-defined]
+    pids.update(
+        o.pid for o in gc.get_objects() if isinstance(o, subprocess.Popen) and o.returncode is None
+    )
+    return pids
+
+
+def _reap_orphans() -> None:
+    """Reap zombie children that nothing here waits for (orphans handed to us as subreaper)."""
+    zombies = [
+        pid
+        for pid in process_support._children(os.getpid())
+        if process_support.state_of(pid) == "Z"
+    ]
+    if not zombies:
+        return
+    owned = _owned_pids()
+    for pid in zombies:
+        if pid not in owned:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -50,3 +130,109 @@ def cleanup() -> object:
             item.kill()
         else:
             item.stop(signal.SIGKILL, timeout=10)
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator[Any]:
+    """``processes(command, name=..., ready=...)`` starts a process through
+    tests/process_support.py with its log in the test's folder (stopped after the test)."""
+
+    def start(command: list[str], **options: Any) -> process_support.RealProcess:
+        options.setdefault("log_dir", tmp_path / "process-logs")
+        options.setdefault("name", Path(command[0]).name)
+        return process_support.start_process(command, **options)
+
+    yield start
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Stops the test's RealProcesses and fails the test if it leaves any other process."""
+    before = process_support.descendants()
+    process_support.started_in_test.clear()
+    _current.append(request.node)
+    try:
+        yield
+    finally:
+        _current.remove(request.node)
+        for process in reversed(process_support.started_in_test):
+            if process.poll() is None:
+                process.stop()
+        deadline = time.monotonic() + LEFT_BEHIND_GRACE_S
+        left = process_support.descendants() - before
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = process_support.descendants() - before
+        described = [process_support.describe(pid) for pid in sorted(left)]
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        _reap_orphans()
+        if described:
+            pytest.fail(
+                f"{request.node.nodeid} left {len(described)} process(es) running "
+                f"{LEFT_BEHIND_GRACE_S:g} s after it ended (now killed):\n  "
+                + "\n  ".join(described),
+                pytrace=False,
+            )
+
+
+# -- tiers -----------------------------------------------------------------------------------------
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if REAL_PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+def fast_limit_s() -> float:
+    """``FAST_LIMIT_S``, times the load per core when the machine is busier than one runnable
+    process per core (the figure is a quiet machine's: a loaded one runs everything slower)."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        load = 1.0
+    return FAST_LIMIT_S * max(1.0, load)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    durations = item.stash.setdefault(_durations, {})
+    durations[call.when] = call.duration
+    if report.failed and process_support.started_in_test:
+        for process in process_support.started_in_test:
+            status = process.poll()
+            state = "running" if status is None else f"exit code {status}"
+            tail = process.output()[-6000:]
+            report.sections.append((f"{process.name} (pid {process.pid}, {state})", tail))
+    if call.when == "call" and report.passed and item.get_closest_marker("slow") is None:
+        spawned = item.stash.get(_spawned, [])
+        took = durations.get("setup", 0.0) + call.duration
+        limit = fast_limit_s()
+        if took > limit:
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{item.nodeid} took {took:.2f} s (setup and call), over the fast tier's "
+                f"{limit:.2f} s, and is not marked slow: mark it @pytest.mark.slow or make "
+                "it faster"
+            )
+        elif spawned:
+            # Listed at the end of the run rather than failed: a library's cached probe (which
+            # bwrap, which sys.path) runs in whichever test needs it first, so which unmarked
+            # test it lands in depends on the order.
+            report.user_properties.append(("spawned", spawned[0]))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    spawning = [
+        (report.nodeid, value)
+        for report in terminalreporter.stats.get("passed", [])
+        for key, value in getattr(report, "user_properties", ())
+        if key == "spawned"
+    ]
+    if spawning:
+        terminalreporter.section("unmarked tests that started a process (mark them slow?)")
+        for nodeid, what in spawning:
+            terminalreporter.line(f"{nodeid}: {what}")

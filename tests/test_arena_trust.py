@@ -173,15 +173,14 @@ def test_another_user_of_the_machine_cannot_read_the_store_or_the_deal_secret(
 
 
 _REVOKE_AND_ADD = """
-import sys, time
+import sys
 from pathlib import Path
 from tacocat_arena.arena.players import add_player
 from tacocat_arena.arena.store import ArenaStore
 store = ArenaStore(Path(sys.argv[1]))
-began = time.monotonic()
 store.revoke_player(sys.argv[2])
 token = add_player(store, sys.argv[2])
-print(time.monotonic() - began, token)
+print(token)
 store.close()
 """
 
@@ -208,7 +207,7 @@ def _stored_games_of(folder: Path, name: str) -> int:
         return int(db.execute(query, (name, name)).fetchone()[0])
 
 
-def test_revoke_then_add_within_a_tenth_of_a_second_ends_the_old_session_at_once(
+def test_revoke_then_add_back_to_back_ends_the_old_session_at_once(
     tmp_path: Path, cleanup: list
 ) -> None:
     folder = tmp_path / "arena"
@@ -217,17 +216,18 @@ def test_revoke_then_add_within_a_tenth_of_a_second_ends_the_old_session_at_once
     cleanup.append(arena)
     cleanup.append(start_bot("ann", tokens["ann"], arena.address, tmp_path))
     rounds = [
-        # The store's own calls back to back, from another process: the tightest race.
+        # The store's own calls back to back, from another process: the tightest race (no
+        # moment between them for the arena to see the player gone before it is back).
         lambda: subprocess.run(
             [sys.executable, "-c", _REVOKE_AND_ADD, str(folder), "bob"],
             capture_output=True, text=True, timeout=60, check=True,
-        ).stdout.split(),
+        ).stdout.split()[-1],
         # The organizer's commands, as docs/arena-server.md gives them.
-        lambda: [None, subprocess.run(
+        lambda: subprocess.run(
             f"{sys.executable} -m tacocat_arena.cli players revoke bob --dir {folder} && "
             f"{sys.executable} -m tacocat_arena.cli players add bob --dir {folder}",
             shell=True, capture_output=True, text=True, timeout=60, check=True,
-        ).stdout.split()[-1]],
+        ).stdout.split()[-1],
     ]  # fmt: skip
     token = tokens["bob"]
     for race in rounds:
@@ -236,8 +236,7 @@ def test_revoke_then_add_within_a_tenth_of_a_second_ends_the_old_session_at_once
         played = _stored_games_of(folder, "bob")
         wait_until(lambda: _stored_games_of(folder, "bob") >= played + 4, 60, "bob's games")  # noqa: B023
         old_session = connected_sessions(arena)["bob"]
-        took_s, new_token = race()
-        assert took_s is None or float(took_s) < 0.1, took_s
+        new_token = race()
         # The old session is ended (its games in flight forfeited) and plays nothing more.
         assert bob.process.wait(10) == 0, bob.output()
         assert connected_sessions(arena).get("bob") != old_session

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
 from click.testing import CliRunner
 
 from tacocat_arena.bench.bots import bench_bots, render_table
@@ -27,6 +28,7 @@ def test_bench_bots_scores_every_pairing_over_duplicate_pairs():
     assert len(table.splitlines()) == 5
 
 
+@pytest.mark.slow
 def test_bench_bots_over_the_wire_plays_the_very_games_it_plays_in_process():
     """Bot processes over a loopback referee, seeded as in process: the same moves (the
     parity of tests/test_parity.py), so the same pair scores, with no fallback or forfeit."""
@@ -51,6 +53,7 @@ def test_bench_bots_command_prints_the_table_and_refuses_a_bad_spec():
     assert bad.exit_code == 1 and "unknown 'builtin:x'" in bad.output
 
 
+@pytest.mark.slow
 def test_bench_envs_command_measures_the_engine_every_wrapper_and_the_peers():
     result = CliRunner().invoke(main, ["bench", "envs", "--steps", "200", "--rounds", "1"])
     assert result.exit_code == 0, result.output
@@ -61,6 +64,7 @@ def test_bench_envs_command_measures_the_engine_every_wrapper_and_the_peers():
         assert re.search(r"[\d,]+ +\d+\.\d|not installed", line), line
 
 
+@pytest.mark.slow
 def test_bench_envs_against_another_commit_measures_both_trees_in_turns():
     """--against HEAD: a worktree of this commit, driven by the same loops, so each ratio is
     about 1 (not asserted: figures are not tested) and the worktree is gone after."""
@@ -77,6 +81,7 @@ def test_bench_envs_against_another_commit_measures_both_trees_in_turns():
     assert after == before
 
 
+@pytest.mark.slow
 def test_bench_envs_against_an_unknown_commit_says_so():
     result = CliRunner().invoke(main, ["bench", "envs", "--against", "no-such-rev"])
     assert result.exit_code == 1 and "--against no-such-rev: no such commit" in result.output

@@ -61,6 +61,7 @@ def test_replay_names_a_missing_game(tmp_path: Path) -> None:
     assert "no game 'x'" in result.output
 
 
+@pytest.mark.slow
 def test_play_runs_a_quick_match(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main, ["play", "greedy", "random", "--games", "2", "--out", str(tmp_path / "m")]
@@ -90,6 +91,7 @@ def test_bench_engine_prints_its_figures() -> None:
     assert "games:        20" in result.output
 
 
+@pytest.mark.slow
 def test_bench_engine_against_another_commit_plays_both_trees_in_turns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,6 +113,7 @@ def test_bench_engine_against_another_commit_plays_both_trees_in_turns(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_bench_referee_against_another_commit_measures_b_and_c_of_both_trees() -> None:
     result = CliRunner().invoke(
         main,
@@ -126,6 +129,7 @@ def test_bench_referee_against_another_commit_measures_b_and_c_of_both_trees() -
     assert rows == [("b", "s"), ("b", "CPU s"), ("c", "s"), ("c", "CPU s")]
 
 
+@pytest.mark.slow
 def test_bench_against_an_unknown_commit_says_so() -> None:
     for command in ("engine", "referee"):
         result = CliRunner().invoke(main, ["bench", command, "--against", "no-such-rev"])
@@ -133,6 +137,7 @@ def test_bench_against_an_unknown_commit_says_so() -> None:
         assert "--against no-such-rev: no such commit" in result.output
 
 
+@pytest.mark.slow
 def test_bench_referee_prints_the_three_rates_and_their_ratios() -> None:
     result = CliRunner().invoke(
         main,

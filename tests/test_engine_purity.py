@@ -66,6 +66,7 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
 
+@pytest.mark.slow
 def test_importing_engine_imports_no_transport_storage_or_clock() -> None:
     """Importing tacocat_arena.engine in a fresh interpreter loads none of FORBIDDEN."""
     result = subprocess.run(

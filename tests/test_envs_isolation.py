@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import tacocat_arena
 
 PACKAGE = Path(tacocat_arena.__file__).parent
@@ -46,6 +48,7 @@ def test_no_module_outside_envs_imports_envs():
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_engine_referee_tournament_and_cli_load_without_the_learning_libraries():
     code = (
         "import sys, json\n"

@@ -51,6 +51,7 @@ def _bot_elsewhere(tmp_path: Path) -> tuple[Path, Path]:
 
 
 # -- the folder rule ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_command_naming_a_file_elsewhere_runs_in_that_files_folder(tmp_path: Path) -> None:
     script, start = _bot_elsewhere(tmp_path)
     placed = folder.place(BotSpec("mine", "python ../bots/mine/mine.py --fast"), start)
@@ -99,6 +100,7 @@ def test_preflight_names_the_path_the_sandbox_and_both_fixes(tmp_path: Path) -> 
 
 # -- check and run, from another folder, in bwrap ----------------------------------------------
 @needs_bwrap
+@pytest.mark.slow
 def test_a_python_bot_elsewhere_passes_check_in_bwrap_and_plays_run(tmp_path: Path) -> None:
     script, start = _bot_elsewhere(tmp_path)
     command = "python ../bots/mine/mine.py"
@@ -118,6 +120,7 @@ def test_a_python_bot_elsewhere_passes_check_in_bwrap_and_plays_run(tmp_path: Pa
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_path_outside_the_bots_dir_is_refused_before_any_game(tmp_path: Path) -> None:
     script, start = _bot_elsewhere(tmp_path)
     config = start / "match.toml"
@@ -138,6 +141,7 @@ def test_a_path_outside_the_bots_dir_is_refused_before_any_game(tmp_path: Path) 
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_play_runs_a_script_named_alone_in_bwrap(tmp_path: Path) -> None:
     """docs/sdk.md's ``play mine.py "builtin:search?budget=30"`` (it failed with
     ``bwrap: execvp mine.py: No such file or directory``)."""

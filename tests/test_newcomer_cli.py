@@ -33,6 +33,7 @@ def arena(
     )
 
 
+@pytest.mark.slow
 def test_serve_on_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('alice = "alice-secret"\nbob = "bob-secret-1"\n')
@@ -105,6 +106,7 @@ BOTS_TOML = '[[bots]]\nname = "a"\ncommand = "builtin:random"\n\n[[bots]]\nname 
     ],
     ids=["extra-bot-key", "float-games", "hand-sizes-from-0", "negative-timeout", "flag", "bot"],
 )
+@pytest.mark.slow
 def test_config_errors_name_the_file_the_key_and_the_entry(
     tmp_path: Path, text: str, args: list[object], message: str
 ) -> None:
@@ -117,6 +119,7 @@ def test_config_errors_name_the_file_the_key_and_the_entry(
 
 
 # -- point 9: a refused command leaves nothing behind ---------------------------------------
+@pytest.mark.slow
 def test_play_with_an_unknown_bot_fails_before_any_progress_or_folder(tmp_path: Path) -> None:
     done = arena("play", "random", "nosuch", cwd=tmp_path)
     assert done.returncode == 1
@@ -126,6 +129,7 @@ def test_play_with_an_unknown_bot_fails_before_any_progress_or_folder(tmp_path: 
     assert list(tmp_path.iterdir()) == []  # no tacocat-results/matches/<ts>/
 
 
+@pytest.mark.slow
 def test_run_with_a_missing_command_fails_before_writing_anything(tmp_path: Path) -> None:
     done = arena(
         "run",
@@ -183,6 +187,7 @@ def test_debug_mode_has_no_clock_plays_one_game_at_a_time_and_shows_the_bots_out
     assert_verifies(tmp_path / "out")  # the records state the clock the games had: none
 
 
+@pytest.mark.slow
 def test_move_timeout_0_means_no_limit(tmp_path: Path) -> None:
     done = arena(
         "play",
@@ -317,6 +322,7 @@ def test_strict_stops_a_bot_at_its_first_exception(tmp_path: Path) -> None:
 
 
 # -- point 14: the search bot's ms/decision is measured, not guessed ------------------------
+@pytest.mark.slow
 def test_bench_search_prints_ms_per_decision_by_kind(tmp_path: Path) -> None:
     done = arena("bench", "search", "--games", "2", "--budget", "10", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -31,6 +31,7 @@ def _load_generate() -> ModuleType:
 generate_script = _load_generate()
 
 
+@pytest.mark.slow
 def test_committed_code_matches_fresh_generation(tmp_path: Path) -> None:
     fresh = generate_script.generate(tmp_path)
     relative = sorted(path.relative_to(tmp_path) for path in fresh)
@@ -50,6 +51,7 @@ def test_committed_code_matches_fresh_generation(tmp_path: Path) -> None:
         assert (tmp_path / package / "__init__.py").is_file()
 
 
+@pytest.mark.slow
 def test_no_generated_files_without_proto() -> None:
     assert generate_script.stale_files(SERVER_DIR) == []
 

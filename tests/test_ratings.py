@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Sequence
 
 import pytest
@@ -364,12 +363,10 @@ def test_expected_score() -> None:
     assert expected_score(-190.848501887865, 0.0) == pytest.approx(0.25)
 
 
-def test_twenty_players_ten_thousand_games_is_fast() -> None:
+def test_twenty_players_ten_thousand_games_fit() -> None:
+    # (No bound on its time here: the fast tier's 2 s limit in tests/conftest.py is the one.)
     names, data = random_games(11, players=20, count=10_000)
-    start = time.perf_counter()
     result = fit_ratings(names, data)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0
     assert sum(r.elo for r in result.values()) == pytest.approx(0.0, abs=1e-6)
     assert all(0 < r.err < 100 for r in result.values())
 

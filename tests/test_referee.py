@@ -45,6 +45,7 @@ def _expected_result(report: Any, seat: int) -> str:
 # ---------------------------------------------------------------------------------------------
 # 1, 10. SDK bots in separate processes: one game, then many at once
 # ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_full_game_between_sdk_bot_processes(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with h.arena(SDK_SETTINGS) as (referee, port):
@@ -82,6 +83,7 @@ def test_full_game_between_sdk_bot_processes(tmp_path: Path) -> None:
     h.run_async(scenario(), 40)
 
 
+@pytest.mark.slow
 def test_one_session_plays_many_games_at_once(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with h.arena(SDK_SETTINGS) as (referee, port):
@@ -138,6 +140,7 @@ def test_one_session_plays_many_games_at_once(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # 2. Timeouts
 # ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_bot_that_sleeps_past_its_deadline_forfeits(tmp_path: Path) -> None:
     settings = RefereeSettings(clock=ClockSettings(decision_ms=200))  # grace: the default
 
@@ -346,6 +349,7 @@ def test_a_simultaneous_answer_the_record_does_not_hold_is_not_counted() -> None
 # ---------------------------------------------------------------------------------------------
 # 4. Disconnects
 # ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_disconnect_mid_game_forfeits_and_referee_keeps_serving(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with h.arena(SDK_SETTINGS) as (referee, port):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +30,7 @@ linux_only = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="need
 
 # -- the peer check ---------------------------------------------------------------------------
 @linux_only
+@pytest.mark.slow
 def test_a_tcp_session_is_accepted_only_from_the_bots_own_process_tree() -> None:
     server = socket.create_server(("127.0.0.1", 0))
     client = socket.create_connection(server.getsockname())
@@ -52,6 +54,7 @@ def test_a_tcp_session_is_accepted_only_from_the_bots_own_process_tree() -> None
 
 
 @linux_only
+@pytest.mark.slow
 def test_a_socket_at_the_bots_port_on_another_loopback_address_is_not_the_bots() -> None:
     server = socket.create_server(("127.0.0.1", 0))
     server_port = server.getsockname()[1]
@@ -110,6 +113,7 @@ def test_a_peer_that_two_sockets_match_is_refused_and_mapped_addresses_read_as_i
 
 
 @linux_only
+@pytest.mark.slow
 def test_a_unix_socket_intruder_is_cut_off_and_its_session_refused(tmp_path: Path) -> None:
     path = tmp_path / "bot.sock"
     listener = socket.socket(socket.AF_UNIX)
@@ -148,8 +152,9 @@ def test_a_unix_socket_intruder_is_cut_off_and_its_session_refused(tmp_path: Pat
 
 
 @linux_only
+@pytest.mark.slow
 def test_descendants_include_children_of_children() -> None:
-    child = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & wait"])
+    child = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & wait"], start_new_session=True)
     try:
         deadline = time.monotonic() + 5
         while len(descendants(child.pid)) < 2 and time.monotonic() < deadline:
@@ -157,12 +162,13 @@ def test_descendants_include_children_of_children() -> None:
         assert child.pid in descendants(os.getpid())
         assert len(descendants(child.pid)) == 2
     finally:
-        child.kill()
+        os.killpg(child.pid, signal.SIGKILL)  # the sleep too
         child.wait()
 
 
 # -- the sandbox's command line and limits ----------------------------------------------------
 @pytest.mark.parametrize("root", [False, True])
+@pytest.mark.slow
 def test_bwrap_hides_the_config_the_output_and_other_bots(
     tmp_path: Path, root: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,6 +262,7 @@ def test_hiding_never_takes_the_code_or_the_bots_own_folder_away(
     ]
 
 
+@pytest.mark.slow
 def test_the_code_a_bot_is_shown_is_its_pythons_not_the_runners_folder(tmp_path: Path) -> None:
     """A runner started with ``python -m`` from a folder has that folder on its sys.path;
     the code shown to bots is the same from any folder, and holds none of them."""
@@ -287,6 +294,7 @@ def test_a_sandboxed_bot_gets_only_the_base_env_the_sdk_settings_and_its_own(
     assert env["TACOCAT_ARENA_TOKEN"] == "t" and env["HOME"] == "/tmp"
 
 
+@pytest.mark.slow
 def test_the_launcher_sets_the_limits_and_enters_the_cgroups_when_there_are_some(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

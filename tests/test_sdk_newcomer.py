@@ -76,6 +76,7 @@ async def finish(bot: subprocess.Popen[str], timeout: float = 30) -> tuple[int, 
     ],
     ids=["wrong-token", "refused-version"],
 )
+@pytest.mark.slow
 def test_a_refused_session_prints_status_and_message_and_exits_non_zero(
     tmp_path: Path, token: str, args: tuple[str, ...], status: str
 ) -> None:
@@ -169,6 +170,7 @@ def test_run_can_raise_instead_of_exiting() -> None:
     h.run_async(scenario(), 30)
 
 
+@pytest.mark.slow
 def test_a_bot_started_with_no_referee_says_what_it_waits_for_then_gives_up(
     tmp_path: Path,
 ) -> None:

@@ -278,6 +278,7 @@ def check_complete_outputs(
 
 
 # -- a small tournament ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_small_tournament_outputs_agree_with_the_plan_and_each_other(tmp_path: Path) -> None:
     shutil.copy(TINY_BOT, tmp_path / "tiny_bot.py")  # run by a path relative to the config
     bots = {"rnd": "builtin:random", "greedy": "builtin:greedy", "tiny": "python tiny_bot.py"}
@@ -320,6 +321,7 @@ def test_demo_tournament_runs_without_a_config(tmp_path: Path) -> None:
 
 
 # -- kill -9 and --resume --------------------------------------------------------------------
+@pytest.mark.slow
 def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path) -> None:
     token = f"tacocat-test-{uuid.uuid4().hex}"  # in every bot's command line, to find them
     bots = {
@@ -383,6 +385,7 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
     assert db_rows(out) == after
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) -> None:
     token = f"tacocat-test-{uuid.uuid4().hex}"
     bots = {
@@ -431,6 +434,7 @@ def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) 
 
 
 # -- broken bots -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_missing_bot_command_is_a_clear_error(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,
@@ -444,6 +448,7 @@ def test_missing_bot_command_is_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_bot_that_exits_at_once_is_a_clear_error_with_its_stderr(tmp_path: Path) -> None:
     command = "python -c \"import sys; print('boom', file=sys.stderr); sys.exit(3)\""
     config = write_config(tmp_path, {"good": "builtin:random", "dud": command}, games=2, out="out")
@@ -463,6 +468,7 @@ def test_bot_that_exits_at_once_is_a_clear_error_with_its_stderr(tmp_path: Path)
     assert len(read_games(tmp_path / "out")) == 2
 
 
+@pytest.mark.slow
 def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:
     shutil.copy(TINY_BOT, tmp_path / "tiny_bot.py")
     bots = {
@@ -526,6 +532,7 @@ BOTS = {"a": "builtin:random", "b": "builtin:greedy"}
         "unknown-builtin",
     ],
 )
+@pytest.mark.slow
 def test_invalid_config_is_refused_with_a_message(
     tmp_path: Path, settings: dict, extra: str, args: list, message: str
 ) -> None:

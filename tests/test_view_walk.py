@@ -53,6 +53,7 @@ def walk_game(ruleset: Ruleset, seed: int, policies: Any) -> int:
 @pytest.mark.parametrize(
     ("ruleset", "games"), [(DEFAULT_RULESET, 500), (ARROW_SHORT, 300)], ids=["default", "arrow"]
 )
+@pytest.mark.slow
 def test_I2_no_view_of_random_games_reaches_hidden_information(
     ruleset: Ruleset, games: int
 ) -> None:
