@@ -12,6 +12,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,9 +22,11 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from process_support import RealProcess, start_process
 
 from tacocat_bot.client import RECONNECT_ENV
 
@@ -32,13 +35,25 @@ LADDER_BOT = Path(__file__).resolve().parent / "bots" / "ladder_bot.py"
 
 @dataclass
 class ArenaProcess:
-    """A running ``tacocat-arena serve --dir DIR`` and the addresses it printed."""
+    """A running ``tacocat-arena serve --dir DIR`` (a tests/process_support.py RealProcess) and
+    the addresses it printed."""
 
-    process: subprocess.Popen[str]
+    real: RealProcess
     folder: Path
     address: str = ""
     web: str = ""
-    lines: list[str] = field(default_factory=list)
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        return self.real.popen
+
+    @property
+    def lines(self) -> list[str]:
+        """Every line the server printed so far."""
+        return self.real.lines()
+
+    def output(self) -> str:
+        return self.real.output()
 
     def get(self, path: str, timeout: float = 10.0) -> bytes:
         """GET ``path`` from the web page; the body (raises for a status >= 400)."""
@@ -57,16 +72,16 @@ class ArenaProcess:
         except urllib.error.HTTPError as error:
             return error.code
 
+    def wait(self, timeout: float) -> str:
+        """Wait for the server to end on its own; everything it printed."""
+        self.real.wait(timeout)
+        return self.real.output()
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> str:
-        """Signal the server and wait for it; return the rest of its output."""
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-        try:
-            out, _ = self.process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            out, _ = self.process.communicate(timeout=10)
-        return out or ""
+        """Signal the server (SIGKILL for its whole group after ``timeout`` s); everything it
+        printed."""
+        self.real.stop(sig, grace=timeout)
+        return self.real.output()
 
 
 def start_arena(
@@ -84,42 +99,45 @@ def start_arena(
         # process, whose fork handlers can leave the child broken before it execs (seen in CI:
         # "epoll_wait error: Bad file descriptor"); without one, the child is spawned by vfork.
         command = ["prlimit", f"--nofile={open_files}:{open_files}", "--", *command]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    # The logs go beside the arena's folder, not into it (the tests look at what is inside).
+    real = start_process(
+        command,
+        name="arena",
+        log_dir=folder.parent / "process-logs",
+        ready=re.compile(r"^arena: .*^web: [^\n]*\n", re.MULTILINE | re.DOTALL),
+        ready_timeout=timeout,
     )
-    arena = ArenaProcess(process, folder)
-    deadline = time.monotonic() + timeout
-    assert process.stdout is not None
-    while not (arena.address and arena.web):
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise AssertionError(f"serve did not start: {arena.lines} {process.stdout.read()}")
-        line = process.stdout.readline().rstrip("\n")
-        arena.lines.append(line)
-        if line.startswith("arena: "):
+    arena = ArenaProcess(real, folder)
+    for line in real.lines():
+        if line.startswith("arena: ") and not arena.address:
             arena.address = line.split()[1]
-        elif line.startswith("web: "):
+        elif line.startswith("web: ") and not arena.web:
             arena.web = line.split()[1].rstrip("/")
     return arena
 
 
 @dataclass
 class BotProc:
-    """One ladder bot process."""
+    """One ladder bot process (a tests/process_support.py RealProcess)."""
 
     name: str
-    process: subprocess.Popen[str]
-    log: Path
+    real: RealProcess
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        return self.real.popen
+
+    @property
+    def log(self) -> Path:
+        return self.real.log
 
     def kill(self) -> None:
         """SIGKILL the bot (its connection drops as when a student's laptop dies)."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(10)
+        self.real.kill()
 
     def output(self) -> str:
         """What the bot printed so far."""
-        return self.log.read_text() if self.log.exists() else ""
+        return self.real.output()
 
 
 def start_bot(
@@ -147,17 +165,10 @@ def start_bot(
         LADDER_BOT_DELAY=str(delay),
         LADDER_BOT_SEED=str(seed),
     )
-    log = log_dir / f"{name}-{time.monotonic_ns()}.log"
-    handle = open(log, "w")  # noqa: SIM115 (closed when the process is reaped: owned by it)
-    process = subprocess.Popen(
-        [sys.executable, str(script or LADDER_BOT)],
-        env=env,
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        text=True,
+    real = start_process(
+        [sys.executable, str(script or LADDER_BOT)], name=f"bot {name}", log_dir=log_dir, env=env
     )
-    handle.close()
-    return BotProc(name, process, log)
+    return BotProc(name, real)
 
 
 def start_bots(

@@ -167,6 +167,8 @@ def _no_process_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
+        for process in process_support.started_in_test:
+            process.kill_group()  # any straggler outside this process's tree
         _reap_orphans()
         if described:
             pytest.fail(

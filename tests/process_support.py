@@ -105,19 +105,32 @@ class RealProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, sig)
 
-    def stop(self, sig: int = signal.SIGTERM, grace: float = STOP_GRACE_S) -> int:
-        """Send ``sig`` to the group, wait up to ``grace`` s for the process, then SIGKILL the
-        group (stragglers included) and reap it; the exit code."""
+    def stop(
+        self, sig: int = signal.SIGTERM, grace: float = STOP_GRACE_S, *, group: bool = False
+    ) -> int:
+        """Send ``sig`` to the process (to its whole group with ``group``), wait up to ``grace``
+        s for it to exit, then SIGKILL the whole group (whatever it left running too) and reap
+        it; the exit code.  ``sig`` goes to the process alone by default, as an organizer's
+        ``kill`` would: stopping what it started is the process's own job, which a test checks."""
         if self.popen.poll() is None:
-            self.signal_group(sig)
+            if group:
+                self.signal_group(sig)
+            else:
+                with contextlib.suppress(ProcessLookupError):
+                    self.popen.send_signal(sig)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(grace)
-        self.signal_group(signal.SIGKILL)
+        if self.popen.poll() is None:
+            self.signal_group(signal.SIGKILL)
         return self.popen.wait(30)
 
     def kill(self) -> int:
-        """SIGKILL the group at once (as when the machine loses the process)."""
-        return self.stop(signal.SIGKILL, grace=0)
+        """SIGKILL the process at once (as when the machine loses it)."""
+        return self.stop(signal.SIGKILL, grace=30)
+
+    def kill_group(self) -> None:
+        """SIGKILL whatever is left of the process's group (stragglers after it exited)."""
+        self.signal_group(signal.SIGKILL)
 
 
 def start_process(
@@ -207,8 +220,8 @@ def descendants(pid: int | None = None) -> set[int]:
 def describe(pid: int) -> str:
     """``PID: command line`` for a report."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
-            errors="replace"
+        cmdline = (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         )
     except OSError:
         cmdline = "?"

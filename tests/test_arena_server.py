@@ -375,7 +375,7 @@ def test_a_round_robin_event_takes_late_joiners_and_does_not_wait_for_ever_on_ab
     wait_until(lambda: any("dan" in g["seats"] for g in arena.json("/api/games")), 30,
                "dan's first event game")  # fmt: skip
     cat.kill()  # cat leaves for good in the middle of the event
-    out = arena.process.communicate(timeout=120)[0]
+    out = arena.wait(120)
     assert arena.process.returncode == 0, out
     assert "dan joins" in out and "is over: 12 games" in out, out
     with sqlite3.connect(folder / "arena.sqlite") as db:

@@ -12,7 +12,6 @@ import asyncio
 import io
 import json
 import os
-import shutil
 import signal
 import socket
 import sqlite3
@@ -28,6 +27,7 @@ from typing import Any
 import arena_support
 import pytest
 from arena_support import ArenaProcess, add_players, start_bot, wait_until
+from node_support import node_dependencies
 
 from tacocat_arena.arena.submissions import identity
 from tacocat_arena.launch.sandbox import bwrap_path
@@ -90,17 +90,7 @@ def post(arena: ArenaProcess, body: bytes, token: str) -> tuple[int, dict[str, A
 @pytest.fixture
 def node_package() -> Path:
     """example_bots/node with its locked dependencies installed (npm ci, once)."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node or npm is not on PATH (install Node.js 18+)")
-    if not (NODE_DIR / "node_modules").is_dir():
-        try:
-            subprocess.run(
-                ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=NODE_DIR, check=True, capture_output=True, timeout=600,
-            )  # fmt: skip
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
-            pytest.skip(f"`npm ci` in example_bots/node failed: {error}")
-    return NODE_DIR
+    return node_dependencies()
 
 
 def test_python_and_node_packages_play_with_no_author_connected_and_after_restart(

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from node_support import node_dependencies
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import DEFAULT_RULESET, Termination, replay
@@ -38,22 +39,7 @@ NPM = shutil.which("npm")
 @pytest.fixture(scope="module", autouse=True)
 def node_bot_dependencies() -> None:
     """Skip without Node.js; install the bot's locked dependencies once if they are missing."""
-    if NODE_PATH is None or NPM is None:
-        pytest.skip("node or npm is not on PATH (install Node.js 18+ to test example_bots/node)")
-    if (NODE_DIR / "node_modules").is_dir():
-        return
-    try:
-        subprocess.run(
-            [NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=NODE_DIR,
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-    except subprocess.CalledProcessError as error:
-        pytest.skip(f"`npm ci` in example_bots/node failed: {error.stderr.decode()[-500:]}")
-    except subprocess.TimeoutExpired:
-        pytest.skip("`npm ci` in example_bots/node took over 10 minutes")
+    node_dependencies()
 
 
 pytestmark = [pytest.mark.slow]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from process_support import RealProcess, start_process
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.engine import DecisionKind, Ruleset, Termination
@@ -66,7 +67,8 @@ def run_async(coro: Any, timeout: float) -> Any:
 # -- bot processes ------------------------------------------------------------------------------
 @dataclass
 class BotProcess:
-    """One SDK bot (tests/bots/scripted_bot.py) in its own process."""
+    """One SDK bot (tests/bots/scripted_bot.py) in its own process (started by
+    tests/process_support.py; ``stderr`` is its output: what it does is in ``record``)."""
 
     name: str
     process: subprocess.Popen[bytes]
@@ -97,14 +99,13 @@ class BotFarm:
         self.tmp_path = tmp_path
         self.port = port
         self.bots: list[BotProcess] = []
-        self._files: list[Any] = []
+        self._real: list[RealProcess] = []
 
     def start(
         self, name: str, token: str | None = None, script: Path = SCRIPTED_BOT, **options: Any
     ) -> BotProcess:
         index = len(self.bots)
         record = self.tmp_path / f"bot{index}-{name}.jsonl"
-        stderr = self.tmp_path / f"bot{index}-{name}.stderr"
         env = dict(
             os.environ,
             TACOCAT_ARENA_ADDRESS=f"127.0.0.1:{self.port}",
@@ -114,27 +115,17 @@ class BotFarm:
         )
         for key, value in options.items():
             env[f"TACOCAT_TEST_{key.upper()}"] = str(value)
-        err = stderr.open("wb")
-        self._files.append(err)
-        process = subprocess.Popen(
-            [sys.executable, str(script)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
+        real = start_process(
+            [sys.executable, str(script)], name=f"bot{index}-{name}", log_dir=self.tmp_path, env=env
         )
-        bot = BotProcess(name, process, record, stderr)
+        bot = BotProcess(name, real.popen, record, real.log)
         self.bots.append(bot)
+        self._real.append(real)
         return bot
 
     def close(self) -> None:
-        for bot in self.bots:
-            if bot.process.poll() is None:
-                bot.process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                bot.process.wait(5)
-        for file in self._files:
-            file.close()
+        for real in self._real:
+            real.kill()
 
 
 @contextlib.contextmanager
