@@ -24,6 +24,7 @@ import pytest
 from tacocat_arena.engine import Failure, Forfeit, Game, Ruleset, build_view, replay
 from tacocat_arena.engine.record import action_from_json, events_to_json
 from tacocat_arena.protocol.wire import default_action
+from tacocat_arena.tournament.record_checks import forfeit_by
 from tacocat_arena.tournament.verify import GameEntry, verify_game, verify_lines, verify_path
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -234,6 +235,25 @@ def write_lines(folder: Path, lines: list[dict[str, Any]]) -> Path:
     return path
 
 
+def rewrite_folder(folder: Path, lines: list[dict[str, Any]]) -> None:
+    """Write ``lines`` as the folder's games.jsonl and its store's games alike: a forger who
+    changes both copies, so that only the plan can tell."""
+    write_lines(folder, lines)
+    with sqlite3.connect(folder / "tournament.sqlite") as db:
+        db.execute("DELETE FROM games")
+        for line in lines:
+            seed = line["seed"] - 2**64 if line["seed"] >= 2**63 else line["seed"]
+            db.execute(
+                "INSERT INTO games (game_id, seat0, seat1, seed, winner, reason, rounds,"
+                " decisions0, decisions1, ms0, ms1, forfeit_by, fallbacks0, fallbacks1, detail,"
+                " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (line["id"], *line["seats"], seed, line["winner"], line["reason"],
+                 line["rounds"], *line["decisions"], *line["decision_ms"],
+                 forfeit_by(line["record"]), *line["fallbacks"], line["detail"],
+                 json.dumps(line["record"])),
+            )  # fmt: skip
+
+
 def printed_rules(path: Path) -> set[str]:
     """The rule IDs ``tacocat-arena verify PATH`` prints (all but its summary line)."""
     result = verify_path(path)
@@ -314,25 +334,60 @@ def test_S1_two_deals_games_swapped(match: Path, tmp_path: Path) -> None:
     for key in ("seed", "result", "winner", "reason", "rounds", "decisions", "decision_ms"):
         a[key], b[key] = b[key], a[key]
     a["record"], b["record"] = b["record"], a["record"]
-    write_lines(folder, lines)
+    rewrite_folder(folder, lines)
     assert printed_rules(folder) == {"S1"}
 
 
 @pytest.mark.slow
 def test_S1_a_dropped_duplicate_pair(match: Path, tmp_path: Path) -> None:
     folder = copied(match, tmp_path)
-    write_lines(folder, [line for line in lines_of(folder) if not line["id"].endswith("-d1")])
+    rewrite_folder(folder, [line for line in lines_of(folder) if not line["id"].endswith("-d1")])
     assert printed_rules(folder) == {"S1"}
     missing = [p for p in verify_path(folder).problems if "missing" in p.message]
     assert len(missing) == 2 and all("duplicate pair" in p.message for p in missing)
 
 
 @pytest.mark.slow
-def test_S1_a_game_recorded_twice(match: Path, tmp_path: Path) -> None:
+def test_G2_a_game_recorded_twice_in_games_jsonl(match: Path, tmp_path: Path) -> None:
     folder = copied(match, tmp_path)
     lines = lines_of(folder)
     write_lines(folder, [*lines, lines[0]])
-    assert printed_rules(folder) == {"S1"}
+    assert printed_rules(folder) == {"G2"}
+
+
+@pytest.mark.slow
+def test_G2_games_jsonl_changed_under_an_intact_store(match: Path, tmp_path: Path) -> None:
+    """The published file says one thing, the store the tables are built from another: two
+    deals' games swapped in games.jsonl alone (each line true to its own record)."""
+    folder = copied(match, tmp_path)
+    lines = lines_of(folder)
+    lines[0]["record"], lines[2]["record"] = lines[2]["record"], lines[0]["record"]
+    for key in ("id", "seats", "seed", "result", "winner", "reason", "rounds", "decisions",
+                "decision_ms", "fallbacks", "detail"):  # fmt: skip
+        lines[0][key], lines[2][key] = lines[2][key], lines[0][key]
+    lines[0]["id"], lines[2]["id"] = lines[2]["id"], lines[0]["id"]
+    write_lines(folder, lines)
+    assert printed_rules(folder) == {"G2"}
+
+
+@pytest.mark.slow
+def test_G2_a_store_edited_under_an_intact_games_jsonl(match: Path, tmp_path: Path) -> None:
+    """Two rows of the store swap their results and records (each row true to its record),
+    games.jsonl untouched: the folder was read from games.jsonl alone before issue 38."""
+    folder = copied(match, tmp_path)
+    with sqlite3.connect(folder / "tournament.sqlite") as db:
+        rows = db.execute("SELECT rowid, winner, reason, rounds, decisions0, decisions1, ms0,"
+                          " ms1, forfeit_by, detail, record FROM games ORDER BY rowid").fetchall()
+        first, other = rows[0], rows[1]
+        for target, source in ((first, other), (other, first)):
+            db.execute(
+                "UPDATE games SET winner = ?, reason = ?, rounds = ?, decisions0 = ?,"
+                " decisions1 = ?, ms0 = ?, ms1 = ?, forfeit_by = ?, detail = ?, record = ?"
+                " WHERE rowid = ?",
+                (*source[1:], target[0]),
+            )
+    found = printed_rules(folder)  # the rows' seats and seeds were left: G1 and S1 may see it
+    assert "G2" in found and found <= {"G1", "G2", "S1"}
 
 
 @pytest.mark.slow
@@ -349,7 +404,7 @@ def test_S2_a_game_played_under_another_clock(match: Path, tmp_path: Path) -> No
     folder = copied(match, tmp_path)
     lines = lines_of(folder)
     lines[0]["record"]["referee"]["bank_ms"] += 1000  # more time: no timing breaks
-    write_lines(folder, lines)
+    rewrite_folder(folder, lines)
     assert printed_rules(folder) == {"S2"}
 
 

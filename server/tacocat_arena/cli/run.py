@@ -35,6 +35,7 @@ from tacocat_arena.referee import ListenError
 from tacocat_arena.report import render_replay
 from tacocat_arena.report.outputs import OUTPUT_FILES, compute_tables, write_outputs
 from tacocat_arena.report.tables import render_crosstable, render_standings
+from tacocat_arena.report.verify_tables import verify_run_folder
 from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor, default_report_every
 from tacocat_arena.stats.pair_report import render_pairings, sprt_closing
 from tacocat_arena.stats.sprt import Sprt
@@ -65,6 +66,7 @@ from tacocat_arena.tournament.storage import StorageError, TournamentStore
 from tacocat_arena.tournament.verify import (
     GameEntry,
     InputError,
+    Verification,
     load_games,
     verify_game,
     verify_lines,
@@ -475,10 +477,19 @@ def load_game_entry(file: Path, game_id: str | None) -> GameEntry:
     raise click.ClickException(f"no game {game_id!r} in {file} (first ids: {ids}, ...)")
 
 
+def verify_any(path: Path) -> Verification:
+    """``verify`` of whatever the product wrote at ``path``: a tournament's (or a grading
+    tier's) output folder with its tables, or a record file; the folder kinds of the rooms
+    above the tournament's are told apart here, where they meet."""
+    if path.is_dir():
+        return verify_run_folder(path)
+    return verify_path(path)
+
+
 def verify_command(path: Path) -> Iterator[str]:
     """Lines of ``tacocat-arena verify``; raises ClickException (exit 1) on any problem."""
     try:
-        result = verify_path(path)
+        result = verify_any(path)
     except InputError as error:
         raise click.ClickException(str(error)) from None
     lines = list(verify_lines(result, path))

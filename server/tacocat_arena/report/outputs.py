@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from tacocat_arena.stats.pairs import PairStats, all_pair_stats
 from tacocat_arena.stats.sprt import SprtState
 from tacocat_arena.stats.tables import (
     Crosstable,
+    GameResult,
     StandingsRow,
     compute_crosstable,
     compute_standings,
@@ -57,14 +59,28 @@ class Tables:
 
 def compute_tables(config: TournamentConfig, store: TournamentStore) -> Tables:
     """Standings, crosstable and pair statistics of every game in ``store``."""
+    return tables_of(config, store.results())
+
+
+def tables_of(config: TournamentConfig, results: Sequence[GameResult]) -> Tables:
+    """Standings, crosstable and pair statistics of ``results`` (``verify`` recomputes a
+    folder's tables with it)."""
     bots = [bot.name for bot in config.bots]
-    results = store.results()
     return Tables(
         bots,
         compute_standings(results, bots),
         compute_crosstable(results, bots),
         all_pair_stats(results, bots),
     )
+
+
+def table_sections(tables: Tables, sprt: SprtState | None) -> dict[str, object]:
+    """results.json's members after standings and crosstable: ``pairings``, and ``sprt``
+    of a ``play --sprt`` match (or a grading tier)."""
+    sections: dict[str, object] = {"pairings": [pairing_dict(p) for p in tables.pairings]}
+    if sprt is not None:
+        sections["sprt"] = sprt_dict(sprt)
+    return sections
 
 
 def write_outputs(
@@ -90,9 +106,7 @@ def write_outputs(
         metadata.pop("seed")  # no bot may learn the seed before the tournament ends
     write_standings_csv(out / "standings.csv", tables.standings)
     write_crosstable_csv(out / "crosstable.csv", tables.bots, tables.crosstable)
-    sections: dict[str, object] = {"pairings": [pairing_dict(p) for p in tables.pairings]}
-    if sprt is not None:
-        sections["sprt"] = sprt_dict(sprt)
+    sections = table_sections(tables, sprt)
     write_results_json(
         out / "results.json",
         tables.standings,

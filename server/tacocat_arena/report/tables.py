@@ -8,6 +8,7 @@ and always gives the same output.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -55,12 +56,19 @@ PathLike = str | os.PathLike[str]
 
 
 def write_standings_csv(path: PathLike, rows: Sequence[StandingsRow]) -> None:
-    """Write the standings with exactly the ``STANDINGS_COLUMNS`` header.
+    """Write ``standings_csv_text(rows)`` to ``path``."""
+    with _open_for_writing(path) as handle:
+        handle.write(standings_csv_text(rows))
+
+
+def standings_csv_text(rows: Sequence[StandingsRow]) -> str:
+    """The standings CSV with exactly the ``STANDINGS_COLUMNS`` header (``verify``
+    recomputes it from the games and compares).
 
     Missing values (``elo_err`` of an unrated bot, ``mean_decision_ms`` without
     decisions) are written as empty cells.
     """
-    with _open_for_writing(path) as handle:
+    with io.StringIO(newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(STANDINGS_COLUMNS)
         for row in rows:
@@ -80,22 +88,30 @@ def write_standings_csv(path: PathLike, rows: Sequence[StandingsRow]) -> None:
                     _fixed(row.mean_decision_ms, 3),
                 ]
             )
+        return handle.getvalue()
 
 
 def write_crosstable_csv(path: PathLike, bots: Sequence[str], cross: Crosstable) -> None:
-    """Write the crosstable as a matrix in the order of ``bots``.
+    """Write ``crosstable_csv_text(bots, cross)`` to ``path``."""
+    with _open_for_writing(path) as handle:
+        handle.write(crosstable_csv_text(bots, cross))
+
+
+def crosstable_csv_text(bots: Sequence[str], cross: Crosstable) -> str:
+    """The crosstable as a matrix in the order of ``bots``.
 
     Header ``bot, <bots...>, score``; a cell is the row bot's result against the
     column bot as ``"w-l-d (points)"``, e.g. ``"8-3-4 (10)"``. The diagonal and
     pairs that never met are empty; ``score`` is the row bot's total points.
     """
-    with _open_for_writing(path) as handle:
+    with io.StringIO(newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(["bot", *bots, "score"])
         for row_bot in bots:
             cells = [_cell_text(row_bot, col_bot, cross) for col_bot in bots]
             total = sum(cell.points for cell in cross.get(row_bot, {}).values())
             writer.writerow([row_bot, *cells, _points(total)])
+        return handle.getvalue()
 
 
 def write_results_json(
@@ -118,16 +134,25 @@ def write_results_json(
     """
     document = {
         "metadata": dict(metadata),
-        "standings": [standings_row_dict(row) for row in rows],
-        "crosstable": {
-            "bots": list(bots),
-            "cells": {a: {b: _cell_dict(cross[a][b]) for b in bots if b != a} for a in bots},
-        },
+        **results_tables(rows, bots, cross),
         **(sections or {}),
     }
     text = json.dumps(document, indent=2, allow_nan=False, default=str)
     with _open_for_writing(path) as handle:
         handle.write(text + "\n")
+
+
+def results_tables(
+    rows: Sequence[StandingsRow], bots: Sequence[str], cross: Crosstable
+) -> dict[str, object]:
+    """results.json's ``standings`` and ``crosstable`` members."""
+    return {
+        "standings": [standings_row_dict(row) for row in rows],
+        "crosstable": {
+            "bots": list(bots),
+            "cells": {a: {b: _cell_dict(cross[a][b]) for b in bots if b != a} for a in bots},
+        },
+    }
 
 
 def _cell_dict(cell: CrossCell) -> dict[str, object]:

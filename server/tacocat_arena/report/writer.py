@@ -81,28 +81,65 @@ def write_reports(
     ``pairings`` their duplicate-pair statistics; ``sprt`` a match's SPRT summary line."""
     out = config.out
     played = list(games)
-    results = [result for result, _ in played]
-    figures = compute_bot_figures(results, [bot.name for bot in config.bots], played)
-    lines: list[GameLine] = []
     if complete:
         (out / REPLAYS).mkdir(exist_ok=True)
     for result, record in played:
-        href = None
-        if complete and not record.get("unplayed") and record.get("events"):
-            name = replay_name(result.game_id)
+        if replay_href(result, record, complete=complete) is not None:
             page = render_replay(
                 record, result.seats, game_id=result.game_id, back_href=f"../{REPORT_HTML}"
             )
-            _write(out / REPLAYS / name, page)
-            href = f"{REPLAYS}/{name}"
-        lines.append(game_line(result, href))
+            _write(out / REPLAYS / replay_name(result.game_id), page)
+    summary = report_summary(
+        config,
+        standings,
+        cross,
+        played,
+        complete=complete,
+        planned=planned,
+        pairings=pairings,
+        sprt=sprt,
+        built=built,
+    )
+    _write(out / REPORT_MD, render_report_md(summary))
+    _write(out / REPORT_HTML, render_report_html(summary))
+    return out / REPORT_HTML
+
+
+def replay_href(result: GameResult, record: Mapping[str, Any], *, complete: bool) -> str | None:
+    """The report's link to a game's replay page: written once the tournament is complete,
+    for a game that was played."""
+    if complete and not record.get("unplayed") and record.get("events"):
+        return f"{REPLAYS}/{replay_name(result.game_id)}"
+    return None
+
+
+def report_summary(
+    config: TournamentConfig,
+    standings: Sequence[StandingsRow],
+    cross: Crosstable,
+    played: Sequence[tuple[GameResult, Mapping[str, Any]]],
+    *,
+    complete: bool,
+    planned: int,
+    pairings: Sequence[PairStats] = (),
+    sprt: str | None = None,
+    built: datetime | None = None,
+) -> ReportSummary:
+    """What report.html and report.md say (``write_reports``; ``verify`` recomputes it from
+    the games and compares report.md)."""
+    results = [result for result, _ in played]
+    figures = compute_bot_figures(results, [bot.name for bot in config.bots], played)
+    lines: list[GameLine] = [
+        game_line(result, replay_href(result, record, complete=complete))
+        for result, record in played
+    ]
     note = (
         "Every game's replay steps through it card by card."
         if complete
         else "Replays are published once every game is over: a game's record shows its deal, "
         "which its twin (the same deal, seats swapped) may still have to play."
     )
-    summary = build_summary(
+    return build_summary(
         config,
         standings,
         cross,
@@ -115,6 +152,3 @@ def write_reports(
         sprt=sprt,
         built=built,
     )
-    _write(out / REPORT_MD, render_report_md(summary))
-    _write(out / REPORT_HTML, render_report_html(summary))
-    return out / REPORT_HTML

@@ -13,13 +13,16 @@ the game, the round and the rule ID (docs/game-record.md, "Checks").
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tacocat_arena.engine import RecordError, replay
 from tacocat_arena.engine.record import FORMAT
+from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.games_log import GAMES_FILE
 from tacocat_arena.tournament.plan_check import check_plan
 from tacocat_arena.tournament.record_checks import (
     StateChecks,
@@ -29,6 +32,9 @@ from tacocat_arena.tournament.record_checks import (
     check_referee_block,
     check_timing,
     clock_of,
+    forfeit_by,
+    seat_fallbacks,
+    seat_figures,
 )
 from tacocat_arena.tournament.storage import DB_NAME, read_games
 
@@ -81,6 +87,11 @@ class Verification:
     #: For a folder whose plan could not be re-derived (no results.json, or an unfinished
     #: tournament's, without the deal secret): why.  Such a folder is not reported as OK.
     unchecked: str = ""
+    #: What was checked of the folder beyond its games, for the summary ("" for a file).
+    folder: str = ""
+    #: The games read (the store's, for a folder that has one), for the checks of the
+    #: folder's tables that rooms above this one make.
+    entries: tuple[GameEntry, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -91,12 +102,10 @@ class Verification:
 def load_games(path: Path) -> list[GameEntry]:
     """Every game in ``path``: a tournament folder, its tournament.sqlite, a games.jsonl, or
     one game record (JSON); raise InputError naming what the file is otherwise.  A folder is
-    read from its games.jsonl, the published file, else from its store."""
+    read from its store, which its tables are built from, else from its games.jsonl
+    (``load_folder`` also compares the two)."""
     if path.is_dir():
-        for name in ("games.jsonl", DB_NAME):
-            if (path / name).exists():
-                return load_games(path / name)
-        raise InputError(f"{path} is a folder without {DB_NAME} or games.jsonl")
+        return load_folder(path)[0]
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -121,6 +130,93 @@ def load_games(path: Path) -> list[GameEntry]:
         return list(_json_lines(path, text))
     items = whole if isinstance(whole, list) else [whole]
     return [_entry(path, item, index) for index, item in enumerate(items, 1)]
+
+
+#: A games.jsonl line's fields that its store row holds too (``storage.read_games``).
+_ROW_FIELDS = (
+    "seats",
+    "seed",
+    "winner",
+    "reason",
+    "rounds",
+    "decisions",
+    "decision_ms",
+    "fallbacks",
+    "detail",
+)
+
+
+def load_folder(folder: Path) -> tuple[list[GameEntry], list[Problem]]:
+    """A tournament folder's games and what its two copies of them disagree on (G2): the
+    store (every committed game: the tables are built from it) and games.jsonl (the
+    published file, which holds a game once its duplicate pair is committed).  Each line is
+    its store row, record and fields alike; each row is a line unless its twin is not
+    committed yet.  Without a store (a folder published without its private store), the
+    games are read from games.jsonl alone."""
+    store, log = folder / DB_NAME, folder / GAMES_FILE
+    if not store.exists() and not log.exists():
+        raise InputError(f"{folder} is a folder without {DB_NAME} or {GAMES_FILE}")
+    if not store.exists():
+        return load_games(log), []
+    rows = load_games(store)
+    lines = load_games(log) if log.exists() else []
+    return rows, compare_copies(rows, lines)
+
+
+def compare_copies(rows: Sequence[GameEntry], lines: Sequence[GameEntry]) -> list[Problem]:
+    """G2: the store's rows and games.jsonl's lines hold the same games (see ``load_folder``)."""
+    found: list[Problem] = []
+    by_id = {row.game_id: row for row in rows}
+    logged = Counter(line.game_id for line in lines)
+    for game_id, count in logged.items():
+        if count > 1:
+            found.append(Problem(game_id, None, "G2", f"appears {count} times in {GAMES_FILE}"))
+    for line in lines:
+        row = by_id.get(line.game_id)
+        if row is None:
+            found.append(Problem(line.game_id, None, "G2", f"is in {GAMES_FILE}, not in the store"))
+            continue
+        if line.record != row.record:
+            found.append(
+                Problem(line.game_id, None, "G2", f"its record in {GAMES_FILE} is not the store's")
+            )
+        fields, stored = line.line or {}, row.line or {}
+        for key in _ROW_FIELDS:
+            if key in fields and key in stored and not _same(key, fields[key], stored[key]):
+                found.append(
+                    Problem(
+                        line.game_id,
+                        None,
+                        "G2",
+                        f"its {key} in {GAMES_FILE} is {fields[key]!r}, the store's "
+                        f"{stored[key]!r}",
+                    )
+                )
+    pairs = Counter(_deal_of(row) for row in rows)
+    for row in rows:
+        if row.game_id not in logged and pairs[_deal_of(row)] > 1:
+            found.append(
+                Problem(
+                    row.game_id,
+                    None,
+                    "G2",
+                    f"is in the store with its duplicate twin, but not in {GAMES_FILE}",
+                )
+            )
+    return found
+
+
+def _same(key: str, logged: Any, stored: Any) -> bool:
+    """Whether a line's field says what its row's does (``decision_ms``: the line's are the
+    row's rounded to the microsecond, ``games_log.game_line``)."""
+    if key == "decision_ms" and isinstance(stored, list) and isinstance(logged, list):
+        return logged == [round(ms, 3) if isinstance(ms, float) else ms for ms in stored]
+    return bool(logged == stored)
+
+
+def _deal_of(entry: GameEntry) -> tuple[Any, tuple[str, ...]]:
+    """What a game shares with its twin (``games_log.duplicate_key``)."""
+    return (entry.record.get("seed"), tuple(sorted(entry.seat_names)))
 
 
 def _json_lines(path: Path, text: str) -> Iterator[GameEntry]:
@@ -186,13 +282,32 @@ def verify_game(entry: GameEntry) -> list[Problem]:
     return [Problem(entry.game_id, r, rule, text) for r, rule, text in found]
 
 
+def result_of(entry: GameEntry) -> GameResult:
+    """The stored result of a game as its store row (or games.jsonl line) gives it, the
+    record filling in what a line lacks: what the tables are computed from.  Raises
+    ValueError for a game whose fields are no result (its own checks name why)."""
+    fields, record = entry.line or {}, entry.record
+    decisions, total = seat_figures(record)
+    return GameResult(
+        game_id=entry.game_id,
+        seats=entry.seat_names,
+        seed=fields.get("seed", record.get("seed")),
+        winner=fields.get("winner", record.get("winner")),
+        reason=fields.get("reason", record.get("termination")),
+        rounds=fields.get("rounds", record.get("rounds")),
+        decisions=tuple(fields.get("decisions", decisions)),  # type: ignore[arg-type]
+        decision_ms=tuple(fields.get("decision_ms", total)),  # type: ignore[arg-type]
+        forfeit_by=fields.get("forfeit_by", forfeit_by(record)),
+        fallbacks=tuple(fields.get("fallbacks", seat_fallbacks(record))),  # type: ignore[arg-type]
+    )
+
+
 def verify_path(path: Path) -> Verification:
     """Re-verify every game in ``path`` (see ``load_games``); for a folder, also that it holds
     exactly its tournament's plan (plan_check)."""
-    entries = load_games(path)
+    entries, problems = load_folder(path) if path.is_dir() else (load_games(path), [])
     if not entries:
         raise InputError(f"{path} holds no game")
-    problems: list[Problem] = []
     unplayed = timed = 0
     for entry in entries:
         if entry.record.get("unplayed"):
@@ -205,14 +320,31 @@ def verify_path(path: Path) -> Verification:
             continue
         problems += verify_game(entry)
         timed += clock_of(entry.record) is not None
-    unchecked = ""
+    unchecked = folder = ""
     if path.is_dir():
         plan = check_plan(path, [(e.game_id, e.names, e.record) for e in entries])
         unchecked = plan.unchecked
         problems += [
             Problem(game_id or str(path), None, rule, text) for game_id, rule, text in plan.found
         ]
-    return Verification(len(entries) - unplayed, unplayed, timed, tuple(problems), unchecked)
+        folder = "the store and games.jsonl agree, and the folder holds exactly its plan"
+        if not (path / DB_NAME).exists():
+            folder = "the folder holds exactly its plan (read from games.jsonl: no store)"
+    return Verification(
+        len(entries) - unplayed,
+        unplayed,
+        timed,
+        tuple(problems),
+        unchecked,
+        folder,
+        tuple(entries),
+    )
+
+
+def with_problems(result: Verification, found: Sequence[Problem], checked: str) -> Verification:
+    """``result`` with ``found`` added, and ``checked`` said of the folder too."""
+    folder = "; ".join(part for part in (result.folder, checked) if part)
+    return replace(result, problems=(*result.problems, *found), folder=folder)
 
 
 def verify_lines(result: Verification, path: Path) -> Iterator[str]:
@@ -223,7 +355,7 @@ def verify_lines(result: Verification, path: Path) -> Iterator[str]:
     games = f"{result.games} game{'s' * (result.games != 1)}"
     unplayed = f" ({result.unplayed} not played)" if result.unplayed else ""
     timing = f"; timings checked in {result.timed}" if result.timed < result.games else ""
-    plan = "; the folder holds exactly its plan" if path.is_dir() else ""
+    plan = f"; {result.folder}" if result.folder else ""
     if result.problems:
         yield f"{len(result.problems)} problem(s) in {games} of {path}{unplayed}"
     elif result.unchecked:
