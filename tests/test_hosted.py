@@ -30,6 +30,7 @@ from arena_support import ArenaProcess, add_players, start_bot, wait_until
 from node_support import node_dependencies
 
 from tacocat_arena.arena.submissions import identity
+from tacocat_arena.cli.run import verify_any
 from tacocat_arena.launch.sandbox import bwrap_path
 from tacocat_arena.launch.scratch import owned_folder
 
@@ -385,6 +386,11 @@ def test_a_hosted_version_plays_connected_bots_too(tmp_path: Path) -> None:
         if bot is not None:
             bot.kill()
         arena.stop()
+    # Every game the arena stored re-verifies as `verify DIR` checks it: the records name the
+    # bots (never the twin instance that played: issue 38), the deals re-derive.
+    result = verify_any(folder)
+    assert not result.problems, "\n".join(map(str, result.problems))
+    assert result.ok and result.games >= 2
 
 
 def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(

@@ -27,6 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from tacocat_arena.arena.verify_arena import is_arena, verify_arena
 from tacocat_arena.launch.bots import BotStartError
 from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builtin
 from tacocat_arena.launch.sandbox import SandboxError
@@ -481,6 +482,8 @@ def verify_any(path: Path) -> Verification:
     """``verify`` of whatever the product wrote at ``path``: a tournament's (or a grading
     tier's) output folder with its tables, or a record file; the folder kinds of the rooms
     above the tournament's are told apart here, where they meet."""
+    if is_arena(path):
+        return verify_arena(path)
     if path.is_dir():
         return verify_run_folder(path)
     return verify_path(path)
