@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from tacocat_arena.cli import main
+from tacocat_arena.cli.run import verify_any
 from tacocat_arena.grade.outputs import VISIBILITIES
 from tacocat_arena.launch.package import pack
 
@@ -209,6 +210,8 @@ def test_a_batch_grades_every_student_on_the_same_deals_and_survives_a_broken_on
     )
     assert rows["alice"]["beats random"] == "20" and rows["bob"]["beats random"] == "0"
     assert "package refused" in rows["carol"]["note"]
+    verified = verify_any(out)  # every student's grade against its tiers' games, grades.csv
+    assert verified.ok and verified.games > 0, verified.problems
     for student in rows:
         assert_gradescope_results(
             json.loads((out / student / "results.json").read_text(encoding="utf-8"))

@@ -28,6 +28,7 @@ from rich.progress import (
 )
 
 from tacocat_arena.arena.verify_arena import is_arena, verify_arena
+from tacocat_arena.grade.verify_grade import is_grade, verify_grades
 from tacocat_arena.launch.bots import BotStartError
 from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builtin
 from tacocat_arena.launch.sandbox import SandboxError
@@ -484,6 +485,8 @@ def verify_any(path: Path) -> Verification:
     above the tournament's are told apart here, where they meet."""
     if is_arena(path):
         return verify_arena(path)
+    if is_grade(path):
+        return verify_grades(path)
     if path.is_dir():
         return verify_run_folder(path)
     return verify_path(path)

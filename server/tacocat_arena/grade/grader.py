@@ -95,9 +95,10 @@ def secret_id(secret: str) -> str:
     return hashlib.sha256(f"tacocat-grade-id:{secret}".encode()).hexdigest()[:12]
 
 
-def tier_secret(secret: str, tier: Tier) -> str:
-    """The deal secret of one tier: a tier's published results.json reveals no other's."""
-    return hmac.new(secret.encode(), f"tier:{tier.slug}".encode(), hashlib.sha256).hexdigest()[:32]
+def tier_secret(secret: str, slug: str) -> str:
+    """The deal secret of the tier ``slug``: a tier's published results.json reveals no
+    other's (and ``verify`` of a grade folder holding the secret re-derives each)."""
+    return hmac.new(secret.encode(), f"tier:{slug}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
 # -- results --------------------------------------------------------------------------------
@@ -308,7 +309,7 @@ async def _tier(
     store = TournamentStore(folder)
     try:
         store.claim(config.fingerprint(), resume=False)
-        store.adopt_secret(tier_secret(secret, tier))
+        store.adopt_secret(tier_secret(secret, tier.slug))
         plan = plan_for(config, secret=store.deal_secret())
         monitor = MatchMonitor(
             plan, STUDENT, tier.slug, tier.sprt if tier.method is Method.SPRT else None

@@ -54,8 +54,12 @@ def check_tables(folder: Path, result: Verification) -> tuple[list[Problem], str
     try:
         document = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8"))
         metadata = document["metadata"]
+        # An unfinished tournament's metadata keeps its seed back, which its tables and its
+        # report (which says the seed is kept) do not depend on.
         config = dataclasses.replace(
-            config_from_metadata(metadata), name=str(metadata.get("name", "")), out=folder
+            config_from_metadata({"seed": 0, **metadata}),
+            name=str(metadata.get("name", "")),
+            out=folder,
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ConfigError, RulesetError):
         return [], ""  # no readable results.json: plan_check says so (S1 or not checked)
@@ -113,7 +117,10 @@ def _first_difference(stated: Any, expected: Any) -> str:
 
 
 def _compare_file(folder: Path, name: str, text: str) -> list[Problem]:
+    """S3 of one file against its recomputed ``text``; a file left out misleads no one."""
     path = folder / name
+    if not path.exists():
+        return []
     try:
         held = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -146,6 +153,8 @@ def _report_md(
     """report.md as ``write_reports`` writes it from the games; its build time and the
     version that wrote it are taken from the file (they are not figures of the games)."""
     path = folder / REPORT_MD
+    if not path.exists():
+        return []
     try:
         held = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
