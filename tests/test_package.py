@@ -158,7 +158,7 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "not an archive": (lambda: b"just some bytes, not an archive at all", "not a readable"),
     "truncated tar.gz": (
         lambda: tar_bytes([(MANIFEST, MANIFEST_TEXT), ("big", os.urandom(200_000))])[:5000],
-        "not a readable",
+        "'big': cannot be unpacked",
     ),
 }
 
@@ -197,7 +197,7 @@ def test_zip_whose_header_lies_about_the_size_is_still_counted(area: Path) -> No
     for offset in (data.find(b"PK\x01\x02") + 24, info.header_offset + 22):
         data[offset : offset + 4] = (10).to_bytes(4, "little")
     message = refused(area, bytes(data), PackageCaps(unpacked_bytes=2**20))
-    assert "unpacked_bytes" in message or "not a readable" in message
+    assert "unpacked_bytes" in message or "'bomb': cannot be unpacked: Bad CRC" in message
 
 
 def test_too_many_files_is_refused(area: Path) -> None:
@@ -312,3 +312,154 @@ def test_example_packages_load_and_pack(folder: str) -> None:
     assert MANIFEST in names
     if "proto" in os.listdir(REPO / folder):
         assert "proto/tacocat/v1/arena.proto" in names
+
+
+# -- bounded in memory and time (issue 34) ------------------------------------------------------
+def _peak_mib(action: Callable[[], object]) -> float:
+    """The peak of Python's allocations while ``action`` runs, in MiB."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        action()
+    except PackageError:
+        pass
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak / 2**20
+
+
+def test_a_zip_symlink_entry_is_read_only_up_to_a_link_targets_cap(area: Path) -> None:
+    """A 1 MB upload whose 'symlink' inflates to 64 MiB: it was inflated whole before 4 KiB
+    were kept (+1.5 GiB of RSS for 300 MiB); now 4 KiB + 1 are read and it is refused."""
+    zeros = bytes(64 * 2**20)
+    data = zip_bytes([(MANIFEST, MANIFEST_TEXT, 0o100644), ("link", zeros, stat.S_IFLNK | 0o777)])
+    del zeros
+    assert len(data) < 2**20
+    assert "'link': a symlink target over 4096 bytes" in refused(area, data)
+    (area / "again.zip").write_bytes(data)
+    peak = _peak_mib(lambda: unpack(area / "again.zip", area / "versions" / "v2"))
+    assert peak < 8, f"unpacking the link allocated {peak:.1f} MiB"
+
+
+def _zip_of(count: int) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zipped:
+        for i in range(count):
+            zipped.writestr(f"f{i}", b"")
+    return buffer.getvalue()
+
+
+def test_a_zips_list_of_entries_is_capped_before_zipfile_reads_it(
+    area: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted record by record from the central directory itself: no ZipInfo is made (a
+    zip listing 1,000,000 entries cost +380 MiB before the entry cap counted)."""
+    data = _zip_of(1000)
+    made: list[object] = []
+    monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: made.append(a))  # must not run
+    assert "lists more than 200 entries" in refused(area, data, PackageCaps(files=200))
+    message = refused(area, data, PackageCaps(directory_bytes=10_000))
+    assert "over the cap of 10000 (package caps: directory_bytes)" in message
+    assert made == []
+
+
+def _corrupt_deflate() -> bytes:
+    data = bytearray(
+        zip_bytes([(MANIFEST, MANIFEST_TEXT, 0o100644), ("x.bin", os.urandom(4000) * 4, 0o100644)])
+    )
+    info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("x.bin")
+    start = info.header_offset + 30 + len("x.bin")
+    data[start : start + 64] = b"\xff" * 64  # the deflate stream's first bytes
+    return bytes(data)
+
+
+def _gnu_long_names(count: int) -> bytes:
+    """``count`` GNU long-name headers in a row, then a file: tarfile recursed once a header
+    (3,000 of them: RecursionError, a 500 and a dead gate task)."""
+    blocks = []
+    for _ in range(count):
+        payload = b"x" * 200 + b"\0"
+        header = tarfile.TarInfo("././@LongLink")
+        header.type, header.size = tarfile.GNUTYPE_LONGNAME, len(payload)
+        blocks.append(header.tobuf(tarfile.GNU_FORMAT) + payload.ljust(512, b"\0"))
+    last = tarfile.TarInfo("bot.toml")
+    last.size = len(MANIFEST_TEXT)
+    blocks.append(last.tobuf(tarfile.GNU_FORMAT) + MANIFEST_TEXT.ljust(512, b"\0"))
+    return gzip_bytes(b"".join(blocks) + bytes(1024))
+
+
+def _pax_header(size: int) -> bytes:
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type, header.size = tarfile.XHDTYPE, size
+    body = header.tobuf(tarfile.USTAR_FORMAT) + bytes(size + (-size % 512))
+    return gzip_bytes(body + bytes(1024))
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, 6)
+
+
+UNPACK_ERRORS: dict[str, tuple[Callable[[], bytes], str]] = {
+    "corrupt deflate": (_corrupt_deflate, "'x.bin': cannot be unpacked"),
+    "a 300-character name": (
+        lambda: tar_bytes([(MANIFEST, MANIFEST_TEXT), ("n" * 300, b"x")]),
+        "a name over 255 bytes",
+    ),
+    "a 4,200-character path": (
+        lambda: zip_bytes([(MANIFEST, MANIFEST_TEXT, 0o100644), ("d/" * 2100, b"x", 0o100644)]),
+        "a path over 1024 bytes",
+    ),
+    "3,000 chained long names": (
+        lambda: _gnu_long_names(3000),
+        "more than 8 tar extension headers",
+    ),
+    "a 1 MiB pax header": (lambda: _pax_header(2**20), "over 65536"),
+    "a link target over 4 KiB": (
+        lambda: tar_bytes([tar_entry("l", tarfile.SYMTYPE, "a/" * 2100)]),
+        "a symlink target over 4096 bytes",
+    ),
+    "folders on the way count": (
+        lambda: tar_bytes([("/".join("d" * 40) + "/f", b"")]),
+        "more than 20 entries",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNPACK_ERRORS))
+def test_every_unpack_error_is_a_refusal_naming_the_entry(area: Path, kind: str) -> None:
+    make, reason = UNPACK_ERRORS[kind]
+    message = refused(area, make(), PackageCaps(files=20))
+    assert reason in message
+    assert len(message) < 400, "a refusal quotes a long name cut short"
+
+
+def test_a_tar_stream_is_counted_as_it_is_read_and_skipped() -> None:
+    from tacocat_arena.launch.package import _Counted
+
+    stream = _Counted(io.BytesIO(bytes(5000)), 1000)
+    assert len(stream.read(600)) == 600
+    with pytest.raises(PackageError, match="over 1000 bytes"):
+        stream.seek(2000)  # a skipped member's data counts as read
+    with pytest.raises(OSError, match="forward only"):
+        _Counted(io.BytesIO(bytes(10)), 100).seek(-1, os.SEEK_END)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('command = "x"\n# ' + "x" * 70_000 + "\n", "over 65536 bytes"),
+        ("a = " + "[" * 20_000, "not valid TOML"),
+        ('command = "x"\n[env]\nA = "a\\u0000b"', "env 'A'.* NUL character"),
+        ('command = "x\\u0000y"', "command holds a NUL character"),
+    ],
+)
+def test_a_manifest_is_capped_and_refused_before_it_reaches_a_process(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    (tmp_path / MANIFEST).write_text(text)
+    with pytest.raises(PackageError, match=reason):
+        load_package(tmp_path)
