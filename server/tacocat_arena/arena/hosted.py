@@ -16,6 +16,9 @@ already stored is never stored again, so a batch played twice (its worker was SI
 it was sent again) records each game once, and a batch lost with its worker loses only games
 never committed.
 
+The gates run from a queue of their own (``arena.gates``): one version of a player at a time,
+a few players at once, the player who used the gates least first.
+
 **Health**: a version whose games end in its own crash, disconnect or illegal action
 ``health_streak`` times in a row is ``suspended`` with the reason.  A restarted arena finds
 its active versions in the store and plays on; a version left ``checking`` by a stop is
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tacocat_arena.arena.deals import ladder_seed
+from tacocat_arena.arena.gates import GateQueue, GateSettings
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
 from tacocat_arena.arena.players import hash_token
@@ -45,6 +49,7 @@ from tacocat_arena.arena.store import LADDER
 from tacocat_arena.arena.submissions import (
     Status,
     Submissions,
+    UploadQuota,
     Version,
     parse_identity,
     version_summary,
@@ -83,6 +88,10 @@ class HostedSettings:
     limits: Limits = field(default_factory=Limits)
     build: BuildSettings = field(default_factory=BuildSettings)
     caps: PackageCaps = DEFAULT_CAPS
+    #: Uploads per player and hour (count and bytes: ``submissions.UploadQuota``).
+    quota: UploadQuota = UploadQuota()
+    #: Gates at once (``arena.gates``).
+    gates: GateSettings = GateSettings()
     #: Duplicate deals per batch (each costs starting the pairing's four processes once).
     pairs_per_batch: int = 2
     #: A version is suspended after this many of its games in a row end by its own fault.
@@ -186,14 +195,14 @@ class Hosting:
         self.arena = arena
         self.settings = settings
         self.runner = runner
-        self.submissions = Submissions(arena.store, settings.caps)
+        self.submissions = Submissions(arena.store, settings.caps, settings.quota)
         self.folder = arena.store.folder / HOSTED_DIR
         (self.folder / "logs").mkdir(parents=True, exist_ok=True)
         self.mode = resolve_mode(settings.sandbox, warn=log.warning)
         self.streaks: collections.Counter[str] = collections.Counter()
         self.batches_played = 0
         self.batches_lost = 0
-        self._gate_lock = asyncio.Lock()
+        self.gates = GateQueue(settings.gates, self.gate, self._superseded)
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: set[frozenset[str]] = set()
         self._active: dict[str, Version] = {}
@@ -215,19 +224,18 @@ class Hosting:
 
     # -- what the pages and the API read ------------------------------------------------------
     def summaries(self) -> list[dict[str, Any]]:
-        """Every version, oldest first, as ``GET /api/submissions`` lists them."""
+        """Every version, oldest first, as ``GET /api/submissions`` lists them (public)."""
         played = self.arena.games_played
         return [version_summary(v, played[v.identity]) for v in self.submissions.versions()]
 
-    def detail(self, player: str, number: int) -> dict[str, Any] | None:
-        """One version with its gate log (build output, check results), or None."""
+    def detail(self, player: str, number: int, private: bool = False) -> dict[str, Any] | None:
+        """One version, or None; ``private`` (its owner, the organizer): with the full reason
+        and the gate's log (build output, check results)."""
         version = self.submissions.get(player, number)
         if version is None:
             return None
-        return {
-            **version_summary(version, self.arena.games_played[version.identity]),
-            "log": version.log,
-        }
+        found = version_summary(version, self.arena.games_played[version.identity], private)
+        return {**found, "log": version.log} if private else found
 
     def is_hosted(self, name: str) -> bool:
         """Whether ``name`` is a hosted version's ladder name."""
@@ -235,26 +243,36 @@ class Hosting:
 
     # -- uploads and the gate -----------------------------------------------------------------
     async def submit(self, player: str, body: Path) -> Version:
-        """Store a received upload as ``player``'s next version and start its gate."""
+        """Store a received upload as ``player``'s next version and queue its gate."""
         version = await self.submissions.add(player, body)
         if version.status is Status.CHECKING:
-            self._spawn(self.gate(version))
+            self.gates.put(version)
         self.arena.changes.fire()
         return version
 
-    async def _regate(self, version: Version) -> None:
-        """A version a stop left ``checking``: unpacked afresh from its archive, gated."""
-        version = await self.submissions.unpack(version)
-        if version.status is Status.CHECKING:
-            await self.gate(version)
+    def _superseded(self, old: Version, new: Version) -> None:
+        """``new`` took ``old``'s place in the gate's queue: ``old`` is never built."""
+        reason = f"superseded by v{new.version} before its gate began"
+        self._settled(self.submissions.settle(old, Status.REJECTED, reason))
 
     async def gate(self, version: Version) -> Version:
-        """Build the version, then check it in its sandbox: active or rejected."""
-        async with self._gate_lock:
-            try:
-                return await self._gate(version)
-            except (PackageError, SandboxError, BotCheckError, OSError) as error:
-                return self._settled(self.submissions.settle(version, Status.REJECTED, str(error)))
+        """Build the version, then check it in its sandbox: active or rejected, whatever
+        goes wrong (a version never stays ``checking`` with no gate to come).  A version an
+        earlier run left ``checking`` is unpacked afresh from its archive first."""
+        try:
+            if not self.submissions.has_package(version):
+                version = await self.submissions.unpack(version)
+                if version.status is not Status.CHECKING:
+                    return self._settled(version)
+            return await self._gate(version)
+        except (PackageError, SandboxError, BotCheckError, OSError) as error:
+            public = "the gate could not run it"
+            settled = self.submissions.settle(version, Status.REJECTED, str(error), public=public)
+        except Exception as error:  # a bug of ours: rejected and logged, never a dead task
+            log.exception("the gate of %s failed", version.identity)
+            reason = f"the gate failed ({type(error).__name__}: {error})"
+            settled = self.submissions.settle(version, Status.REJECTED, reason, public=reason)
+        return self._settled(settled)
 
     async def _gate(self, version: Version) -> Version:
         package = self.submissions.package(version)
@@ -265,7 +283,9 @@ class Hosting:
         if not built.ok:
             log_text = "\n".join(lines)
             return self._settled(
-                self.submissions.settle(version, Status.REJECTED, built.reason, log_text)
+                self.submissions.settle(
+                    version, Status.REJECTED, built.reason, log_text, public="build failed"
+                )
             )
         clock = self.arena.settings.referee.clock
         report = await check_bot(
@@ -292,8 +312,11 @@ class Hosting:
         if not report.passed:
             failed = [r for r in report.results if r.status is CheckStatus.FAIL]
             first = failed[0] if failed else report.results[-1]
-            reason = f"check {first.name!r} failed: expected {first.expected}; got {first.got}"
-            return self._settled(self.submissions.settle(version, Status.REJECTED, reason, text))
+            public = f"check {first.name!r} failed"
+            reason = f"{public}: expected {first.expected}; got {first.got}"
+            return self._settled(
+                self.submissions.settle(version, Status.REJECTED, reason, text, public=public)
+            )
         return self._settled(self.submissions.activate(version, text))
 
     def _settled(self, version: Version) -> Version:
@@ -310,8 +333,9 @@ class Hosting:
     async def run(self, stop: asyncio.Event) -> None:
         """Gate the versions a stop left ``checking``, then keep hosted batches going until
         ``stop``; the batches in flight are then abandoned (nothing of them is committed)."""
+        await self.submissions.load_packages(self.submissions.with_status(Status.ACTIVE))
         for version in self.submissions.with_status(Status.CHECKING):
-            self._spawn(self._regate(version))
+            self.gates.put(version)
         try:
             while not stop.is_set():
                 if self.arena.settings.ladder and not self.arena.paused:
@@ -319,6 +343,7 @@ class Hosting:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.arena.changes.wait(1.0), 1.5)
         finally:
+            await self.gates.close()
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)

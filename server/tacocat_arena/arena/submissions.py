@@ -4,8 +4,20 @@ A version's archive is stored **content-addressed**: ``packages/SHA256`` in the 
 written once (to a temporary name, then linked into place) and never overwritten; the same
 bytes uploaded twice share one file.  Its package is unpacked into the version's own folder,
 ``versions/PLAYER/vN``, which is all its processes see of the disk.  ``arena.sqlite`` holds a
-row per version: hash, size, time, status and why (``reason``), and the gate's log (build
-output and check results).
+row per version: hash, size, time, status and why (``reason``, and ``public_reason``, what
+anyone may read of it), and the gate's log (build output and check results).
+
+An upload is unpacked (in a thread) into a folder of ``uploads/`` first; only a whole package
+becomes a version: its folder is renamed into place and its row written in one step on the
+loop, ``checking`` -- or the row is written ``rejected`` with the reason, and the archive
+removed (unless a kept version shares it).  So no version is ever half-unpacked, and none is
+``checking`` without a gate to come (``arena.gates`` queues every one, at start-up too).
+
+What a player may read (the public list, pages) is the status and ``public_reason`` (the first
+failing step's name); the full reason and the gate's log only its owner and the organizer
+read, and every stored text has the arena's absolute folders replaced (``redact``).
+
+Uploads are limited per player and hour (``UploadQuota``: count and bytes).
 
 A version's life (``Status``): ``checking`` while the gate builds and checks it; then
 ``active`` (it plays on the ladder, as ``PLAYER@vN``) or ``rejected`` (it never plays).  A
@@ -21,12 +33,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import hashlib
 import os
 import re
+import secrets
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,10 +75,17 @@ CREATE TABLE IF NOT EXISTS versions (
     status TEXT NOT NULL,
     reason TEXT NOT NULL DEFAULT '',
     log TEXT NOT NULL DEFAULT '',
+    public_reason TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (player, version)
 );
 """
-_IDENTITY = re.compile(r"(?P<player>.+)@v(?P<version>[0-9]+)")
+#: A version number: 1 to 999,999,999 (a 400-digit one in a URL or a name is no version).
+_NUMBER = "[1-9][0-9]{0,8}"
+_IDENTITY = re.compile(rf"(?P<player>.+)@v(?P<version>{_NUMBER})")
+_VERSION_IN_URL = re.compile(rf"v?(?P<version>{_NUMBER})")
+#: What anyone reads of a version rejected before its gate: its upload was no package.
+NOT_A_PACKAGE = "not a valid package"
+_MiB = 2**20
 
 
 class Status(enum.StrEnum):
@@ -91,6 +114,8 @@ class Version:
     status: Status
     reason: str = ""
     log: str = ""
+    #: What anyone may read of ``reason`` (a rejection: the first failing step's name).
+    public_reason: str = ""
 
     @property
     def identity(self) -> str:
@@ -110,15 +135,89 @@ def parse_identity(name: str) -> tuple[str, int] | None:
     return None if match is None else (match["player"], int(match["version"]))
 
 
+def parse_version_number(text: str) -> int | None:
+    """A version number as a URL gives it (``2`` or ``v2``), None unless it is one (a
+    400-digit number included: no version has it, so it is a 404, never a 500)."""
+    match = _VERSION_IN_URL.fullmatch(text)
+    return None if match is None else int(match["version"])
+
+
+@dataclass(frozen=True)
+class UploadQuota:
+    """How much one player may upload (``serve``'s settings): rejected uploads count too,
+    since their unpacking and gate cost the arena as much."""
+
+    #: Uploads a player may make in any hour.
+    uploads_per_hour: int = 20
+    #: Archive bytes a player may upload in any hour.
+    bytes_per_hour: int = 256 * _MiB
+
+    def __post_init__(self) -> None:
+        for name in ("uploads_per_hour", "bytes_per_hour"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"upload quota: {name} must be an integer >= 1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class OverQuota:
+    """An upload refused by the quota: why, and in how many seconds one would be taken."""
+
+    message: str
+    retry_after_s: int
+
+
+def redact(text: str, replacements: list[tuple[str, str]]) -> str:
+    """``text`` with each absolute folder of ``replacements`` (longest first) replaced by its
+    stand-in: what a player reads names no folder of the arena's machine."""
+    for folder, stand_in in sorted(replacements, key=lambda pair: -len(pair[0])):
+        if folder and folder != "/":
+            text = text.replace(folder, stand_in)
+    return text
+
+
+def _code_folders() -> list[tuple[str, str]]:
+    """The arena's own install (its Python, its code) and the temporary folder, as stand-ins."""
+    import tacocat_arena
+
+    found = [(tempfile.gettempdir(), "<tmp>")]
+    code = Path(tacocat_arena.__file__).resolve().parent.parent
+    found.append((str(code), "<arena code>"))
+    for prefix in {sys.prefix, sys.exec_prefix}:
+        if prefix not in ("/usr", "/usr/local", "/"):
+            found.append((prefix, "<arena python>"))
+    return found
+
+
 class Submissions:
     """The versions of an arena: their rows in ``store`` and their files in its folder."""
 
-    def __init__(self, store: ArenaStore, caps: PackageCaps = DEFAULT_CAPS) -> None:
+    def __init__(
+        self,
+        store: ArenaStore,
+        caps: PackageCaps = DEFAULT_CAPS,
+        quota: UploadQuota = UploadQuota(),
+    ) -> None:
         self.store = store
         self.caps = caps
+        self.quota = quota
         self.folder = store.folder
         store.db.executescript(_SCHEMA)
+        columns = {row[1] for row in store.db.execute("PRAGMA table_info(versions)")}
+        if "public_reason" not in columns:  # a store from before issue 34
+            store.db.execute(
+                "ALTER TABLE versions ADD COLUMN public_reason TEXT NOT NULL DEFAULT ''"
+            )
         shutil.rmtree(self.folder / UPLOADS_DIR, ignore_errors=True)
+        #: Each version's package as read when it was unpacked (``bot.toml`` is parsed once,
+        #: off the loop; a build that rewrites it changes nothing).
+        self._packages: dict[tuple[str, int], BotPackage] = {}
+        #: Players whose upload is being received or unpacked (``web.uploads`` takes one at
+        #: a time from each: a player's parallel uploads would all pass the quota at once).
+        self.busy: set[str] = set()
+        self._stand_ins = [*_code_folders(), (str(self.folder.resolve()), "<arena>")]
+        if str(self.folder) != str(self.folder.resolve()):
+            self._stand_ins.append((str(self.folder), "<arena>"))
 
     # -- reading ----------------------------------------------------------------------------
     def versions(self, player: str | None = None) -> list[Version]:
@@ -132,7 +231,9 @@ class Submissions:
         return [_version(row) for row in rows]
 
     def get(self, player: str, version: int) -> Version | None:
-        """One version, or None."""
+        """One version, or None (a number out of SQLite's range included)."""
+        if not 0 < version < 2**31:
+            return None
         row = self.store.db.execute(
             f"SELECT {_COLUMNS} FROM versions WHERE player = ? AND version = ?", (player, version)
         ).fetchone()
@@ -153,8 +254,34 @@ class Submissions:
         return self.folder / VERSIONS_DIR / version.player / f"v{version.version}"
 
     def package(self, version: Version) -> BotPackage:
-        """The version's package (its ``bot.toml`` read again from its folder)."""
-        return load_package(package_root(self.folder_of(version)))
+        """The version's package as it was read when unpacked (cached: never parsed again on
+        the loop); a version unpacked by an earlier run is read once from its folder."""
+        key = (version.player, version.version)
+        found = self._packages.get(key)
+        if found is None:
+            found = self._packages[key] = load_package(package_root(self.folder_of(version)))
+        return found
+
+    async def load_packages(self, versions: list[Version]) -> None:
+        """Read the packages of ``versions`` (an earlier run's active ones) in a thread, so
+        ``package`` never parses a ``bot.toml`` on the loop."""
+        for version in versions:
+            if (version.player, version.version) not in self._packages:
+                with contextlib.suppress(PackageError, OSError):
+                    await asyncio.to_thread(self.package, version)
+
+    def has_package(self, version: Version) -> bool:
+        """Whether this run unpacked (or read) the version's package already."""
+        return (version.player, version.version) in self._packages
+
+    def redact(self, version: Version | None, text: str) -> str:
+        """``text`` with the version's folder as ``.`` and the arena's folders as stand-ins
+        (module ``redact``)."""
+        pairs = list(self._stand_ins)
+        if version is not None:
+            folder = self.folder_of(version)
+            pairs += [(str(folder.resolve()), "."), (str(folder), ".")]
+        return redact(text, pairs)
 
     def archive_path(self, sha256: str) -> Path:
         """Where the archive with this hash is kept."""
@@ -169,30 +296,90 @@ class Submissions:
         os.close(handle)
         return Path(name)
 
+    def over_quota(self, player: str, incoming: int = 0) -> OverQuota | None:
+        """Why ``player`` may not upload ``incoming`` more bytes now, or None: its uploads of
+        the last hour against ``UploadQuota`` (rejected ones included)."""
+        count, total, oldest = self.store.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0),"
+            " CAST(strftime('%s', MIN(submitted_at)) AS INTEGER)"
+            " - CAST(strftime('%s', 'now') AS INTEGER) + 3600"
+            " FROM versions WHERE player = ?"
+            " AND submitted_at > strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '-3600 seconds')",
+            (player,),
+        ).fetchone()
+        wait = max(1, int(oldest or 1))
+        quota = self.quota
+        if count >= quota.uploads_per_hour:
+            return OverQuota(
+                f"{count} uploads in the last hour: the quota is {quota.uploads_per_hour} an "
+                f"hour (upload quota: uploads_per_hour); try again in {wait} s",
+                wait,
+            )
+        if total + incoming > quota.bytes_per_hour:
+            return OverQuota(
+                f"{total} bytes uploaded in the last hour, and {incoming} more would pass the "
+                f"quota of {quota.bytes_per_hour} (upload quota: bytes_per_hour); try again in "
+                f"{wait} s",
+                wait,
+            )
+        return None
+
     async def add(self, player: str, body: Path) -> Version:
         """Make a received body ``player``'s next version: store the archive under its hash,
-        unpack it into the version's folder (``checking``), or ``rejected`` with the reason
-        if it is no package.  The body file is consumed.  The file work runs in a thread;
-        the rows are written here, on the loop, between awaits."""
+        unpack it (in a thread) into a folder of its own, then -- on the loop, with no await
+        between -- take the next number, move the folder into place and write the row
+        ``checking``; or write it ``rejected`` with the reason if it is no package (and drop
+        the archive).  The body file is consumed."""
         sha256, size = await asyncio.to_thread(self._keep_archive, body)
+        staging = self.folder / UPLOADS_DIR / f"unpack-{secrets.token_hex(8)}"
+        package, problem = await asyncio.to_thread(self._unpack_into, sha256, staging)
+        # From here to the INSERT nothing awaits: the number is this upload's alone.
         row = self.store.db.execute(
             "SELECT COALESCE(MAX(version), 0) + 1 FROM versions WHERE player = ?", (player,)
         ).fetchone()
         number = int(row[0])
+        status, reason, public = Status.CHECKING, "", ""
+        target = self.folder / VERSIONS_DIR / player / f"v{number}"
+        if package is None:
+            status, public = Status.REJECTED, NOT_A_PACKAGE
+            reason = f"{NOT_A_PACKAGE}: {self.redact(None, problem)}"
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(target):  # a folder a kill left between rename and row
+                self._trash(target)
+            os.rename(staging, target)
+            package = dataclasses.replace(
+                package, root=target.resolve() / package.root.relative_to(staging.resolve())
+            )
+            self._packages[(player, number)] = package
         self.store.db.execute(
-            "INSERT INTO versions (player, version, sha256, size, status) VALUES (?, ?, ?, ?, ?)",
-            (player, number, sha256, size, str(Status.CHECKING)),
+            "INSERT INTO versions (player, version, sha256, size, status, reason, public_reason)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (player, number, sha256, size, str(status), reason, public),
         )
         version = self.get(player, number)
         assert version is not None
-        return await self.unpack(version)
+        if status is Status.REJECTED:
+            self._drop_archive(sha256)
+        return version
 
     async def unpack(self, version: Version) -> Version:
-        """(Re-)unpack a version's stored archive into its folder (a fresh one: a stop may
-        have left it half-written): the version as it is, or rejected if it is no package."""
-        problem = await asyncio.to_thread(self._unpack, version)
-        if problem:
-            return self.settle(version, Status.REJECTED, f"not a valid package: {problem}")
+        """Unpack a version's stored archive afresh (a stop may have left its folder
+        half-built) and put it in place of its folder: the version as it is, or rejected if
+        it is no package (or its archive is gone)."""
+        staging = self.folder / UPLOADS_DIR / f"unpack-{secrets.token_hex(8)}"
+        (self.folder / UPLOADS_DIR).mkdir(parents=True, exist_ok=True)
+        package, problem = await asyncio.to_thread(self._unpack_into, version.sha256, staging)
+        if package is None:
+            reason = f"{NOT_A_PACKAGE}: {problem}"
+            return self.settle(version, Status.REJECTED, reason, public=NOT_A_PACKAGE)
+        target = self.folder_of(version)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(target):
+            self._trash(target)
+        os.rename(staging, target)
+        root = target.resolve() / package.root.relative_to(staging.resolve())
+        self._packages[(version.player, version.version)] = dataclasses.replace(package, root=root)
         return version
 
     def _keep_archive(self, body: Path) -> tuple[str, int]:
@@ -204,33 +391,72 @@ class Submissions:
         body.unlink()
         return sha256, size
 
-    def _unpack(self, version: Version) -> str:
-        """Unpack the version's archive into its folder; "" or why it is refused."""
-        folder = self.folder_of(version)
-        shutil.rmtree(folder, ignore_errors=True)  # what a stop mid-unpack (or mid-build) left
+    def _unpack_into(self, sha256: str, folder: Path) -> tuple[BotPackage | None, str]:
+        """Unpack the archive ``sha256`` into the new folder ``folder``: its package, or None
+        and why it is refused (``folder`` then removed).  Any error at all is a refusal: a
+        stranger's archive must never leave a version without a status."""
         try:
-            unpack(self.archive_path(version.sha256), folder, self.caps)
-            load_package(package_root(folder))
+            unpack(self.archive_path(sha256), folder, self.caps)
+            return load_package(package_root(folder)), ""
         except PackageError as error:
-            shutil.rmtree(folder, ignore_errors=True)
-            return str(error)
-        return ""
+            problem = str(error)
+        except FileNotFoundError:
+            problem = "its archive is no longer stored"
+        except Exception as error:  # a bug of ours must not leave it checking for ever
+            problem = f"it could not be unpacked ({type(error).__name__}: {error})"
+        shutil.rmtree(folder, ignore_errors=True)
+        return None, problem.replace(str(folder.resolve()), ".").replace(str(folder), ".")
 
-    def settle(self, version: Version, status: Status, reason: str = "", log: str = "") -> Version:
-        """Set a version's status (and why, and the gate's log when given)."""
+    def _trash(self, folder: Path) -> None:
+        """Move ``folder`` out of the way at once (a rename) and remove it in a thread."""
+        trash = self.folder / UPLOADS_DIR / f"trash-{secrets.token_hex(8)}"
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(folder, trash)
+        threading.Thread(target=shutil.rmtree, args=(trash, True), daemon=True).start()
+
+    def _drop_archive(self, sha256: str) -> None:
+        """Remove archive ``sha256`` unless a version that is not rejected shares it."""
+        kept = self.store.db.execute(
+            "SELECT 1 FROM versions WHERE sha256 = ? AND status != ? LIMIT 1",
+            (sha256, str(Status.REJECTED)),
+        ).fetchone()
+        if kept is None:
+            self.archive_path(sha256).unlink(missing_ok=True)
+
+    def settle(
+        self,
+        version: Version,
+        status: Status,
+        reason: str = "",
+        log: str = "",
+        public: str | None = None,
+    ) -> Version:
+        """Set a version's status, why (``reason``; ``public``: what anyone may read of it,
+        the reason itself unless given) and the gate's log when given, all redacted.  A
+        rejected version's folder and archive are removed once its reason is recorded."""
+        reason = self.redact(version, reason)
+        shown = reason if public is None else self.redact(version, public)
         if log:
             self.store.db.execute(
-                "UPDATE versions SET status = ?, reason = ?, log = ? WHERE player = ? AND"
-                " version = ?",
-                (str(status), reason, log, version.player, version.version),
-            )
+                "UPDATE versions SET status = ?, reason = ?, public_reason = ?, log = ?"
+                " WHERE player = ? AND version = ?",
+                (str(status), reason, shown, self.redact(version, log), version.player,
+                 version.version),
+            )  # fmt: skip
         else:
             self.store.db.execute(
-                "UPDATE versions SET status = ?, reason = ? WHERE player = ? AND version = ?",
-                (str(status), reason, version.player, version.version),
+                "UPDATE versions SET status = ?, reason = ?, public_reason = ?"
+                " WHERE player = ? AND version = ?",
+                (str(status), reason, shown, version.player, version.version),
             )
         found = self.get(version.player, version.version)
         assert found is not None
+        if status is Status.REJECTED:
+            self._packages.pop((version.player, version.version), None)
+            folder = self.folder_of(version)
+            if os.path.lexists(folder):
+                self._trash(folder)
+            self._drop_archive(version.sha256)
         return found
 
     def activate(self, version: Version, log: str) -> Version:
@@ -281,16 +507,20 @@ def _digest(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-_COLUMNS = "player, version, sha256, size, submitted_at, status, reason, log"
+_COLUMNS = "player, version, sha256, size, submitted_at, status, reason, log, public_reason"
 
 
 def _version(row: tuple[Any, ...]) -> Version:
-    player, version, sha256, size, submitted_at, status, reason, log = row
-    return Version(player, version, sha256, size, submitted_at, Status(status), reason, log)
+    player, version, sha256, size, submitted_at, status, reason, log, public = row
+    status = Status(status)
+    if not public:  # a row from before public_reason: only a rejection's detail is private
+        public = "rejected" if status is Status.REJECTED else reason
+    return Version(player, version, sha256, size, submitted_at, status, reason, log, public)
 
 
-def version_summary(version: Version, games: int) -> dict[str, Any]:
-    """A version as ``GET /api/submissions`` lists it (and the pages show it)."""
+def version_summary(version: Version, games: int, private: bool = False) -> dict[str, Any]:
+    """A version as ``GET /api/submissions`` lists it (and the pages show it): ``reason`` is
+    the public one unless ``private`` (its owner, the organizer), then the full one."""
     return {
         "player": version.player,
         "version": version.version,
@@ -300,5 +530,5 @@ def version_summary(version: Version, games: int) -> dict[str, Any]:
         "submitted_at": version.submitted_at,
         "status": str(version.status),
         "games": games,
-        "reason": version.reason,
+        "reason": version.reason if private else version.public_reason,
     }

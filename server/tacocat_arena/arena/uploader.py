@@ -53,11 +53,13 @@ def follow(
     arena_url: str,
     version: dict[str, Any],
     *,
+    token: str = "",
     timeout: float = 900.0,
     on_status: Callable[[dict[str, Any]], None] = lambda version: None,
 ) -> dict[str, Any]:
     """Poll ``version`` until its status settles (active, rejected, suspended...) or
-    ``timeout`` seconds pass (ArenaError); ``on_status`` hears each new status."""
+    ``timeout`` seconds pass (ArenaError); ``on_status`` hears each new status.  With the
+    player's ``token`` the arena answers the full reason and the gate's log (its owner's)."""
     url = f"{arena_url.rstrip('/')}/api/submissions/{version['player']}/{version['version']}"
     deadline = time.monotonic() + timeout
     seen = ""
@@ -70,8 +72,11 @@ def follow(
         if time.monotonic() > deadline:
             raise ArenaError(f"version {version['version']} still {seen} after {timeout:g} s")
         time.sleep(POLL_S)
+        request = urllib.request.Request(
+            url, headers={"Authorization": f"Bearer {token}"} if token else {}
+        )
         try:
-            with urllib.request.urlopen(url, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30) as response:
                 version = dict(json.loads(response.read()))
         except (urllib.error.URLError, OSError):
             continue  # the arena restarting: it checks the version again when back

@@ -125,6 +125,27 @@ def _address(text: str, what: str) -> tuple[str, int]:
     metavar="SECONDS",
     help="Hosted bots: how long a package's build may take.",
 )
+@click.option(
+    "--gates",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Hosted bots: versions built and checked at once (one per player).",
+)
+@click.option(
+    "--uploads-per-hour",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Hosted bots: uploads a player may make in any hour (then 429).",
+)
+@click.option(
+    "--upload-mib-per-hour",
+    default=256,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Hosted bots: MiB of archives a player may upload in any hour (then 429).",
+)
 def serve(
     folder: Path,
     host: str,
@@ -148,6 +169,9 @@ def serve(
     cluster: str | None,
     sandbox: str,
     build_timeout: float,
+    gates: int,
+    uploads_per_hour: int,
+    upload_mib_per_hour: int,
 ) -> None:
     """A long-running arena: bots connect with their token whenever they like and the ladder
     keeps pairing them; a live leaderboard is on the web page.  Ctrl-C stops it; started again
@@ -156,8 +180,10 @@ def serve(
     Players may also submit bots (`tacocat-arena submit`): the arena checks each version and
     plays the active ones itself, sandboxed, in --workers processes or on a --cluster."""
     from tacocat_arena.arena.events import EventSettings
+    from tacocat_arena.arena.gates import GateSettings
     from tacocat_arena.arena.hosted import HostedSettings
     from tacocat_arena.arena.ladder import LadderSettings
+    from tacocat_arena.arena.submissions import UploadQuota
     from tacocat_arena.cli.arena_service import ServeOptions, serve_arena
     from tacocat_arena.launch.build import BuildSettings
     from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
@@ -190,7 +216,10 @@ def serve(
     if build_timeout <= 0:
         raise click.BadParameter("must be > 0", param_hint="--build-timeout")
     hosted = HostedSettings(
-        sandbox=SandboxMode(sandbox), build=BuildSettings(timeout_s=build_timeout)
+        sandbox=SandboxMode(sandbox),
+        build=BuildSettings(timeout_s=build_timeout),
+        quota=UploadQuota(uploads_per_hour, upload_mib_per_hour * 2**20),
+        gates=GateSettings(gates),
     )
     options = ServeOptions(
         folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
@@ -291,6 +320,7 @@ def submit(path: Path, arena_url: str, token: str, wait: bool, timeout: float) -
             version = follow(
                 arena_url,
                 version,
+                token=token,
                 timeout=timeout,
                 on_status=lambda v: click.echo(f"{name}: {v['status']}"),
             )

@@ -1,7 +1,7 @@
 """A player's page (``/players/NAME``): its connected bot's standing and its hosted versions,
-each with its status, the gate's output (build log, check results), its games and its
-rating over time; and the form that uploads a new version with the player's own token
-(the upload itself is ``uploads.py``'s ``POST /api/submissions``)."""
+each with its status and public reason (the gate's log is its owner's alone: ``uploads``),
+its games and its rating over time; and the form that uploads a new version with the
+player's own token (the upload itself is ``uploads.py``'s ``POST /api/submissions``)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,6 @@ async def _version(
     games = arena.games_played[version.identity]
     return {
         **version_summary(version, games),
-        "log": version.log,
         "row": row,
         "colour": colour,
         "chart": rating_chart(history, x_title=f"games played by {version.identity}"),

@@ -6,6 +6,11 @@ file as it arrives and refused once it passes the archive cap (a ``Content-Lengt
 is refused before reading); an upload cut mid-way is removed and leaves no version.  Only a
 whole body becomes the player's next version, which the gate then builds and checks.  The
 body has ``UPLOAD_TIMEOUT_S`` to arrive.
+
+A player makes one upload at a time and at most ``UploadQuota``'s uploads and bytes an hour:
+over it, ``429`` with ``Retry-After`` before the body is read.  ``GET
+/api/submissions/PLAYER/N`` shows the full reason and the gate's log only to the version's
+owner (its token) and the organizer; anyone else reads its status and public reason.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from starlette.routing import Route
 
 from tacocat_arena.arena.hosted import Hosting
 from tacocat_arena.arena.store import ArenaError
-from tacocat_arena.arena.submissions import Status, player_for_token, receive_body
+from tacocat_arena.arena.submissions import (
+    Status,
+    parse_version_number,
+    player_for_token,
+    receive_body,
+)
+from tacocat_arena.web.organizer import is_organizer
 from tacocat_arena.web.rendering import arena_of
 
 #: Seconds an upload's body may take to arrive (a body trickled in never holds a connection
@@ -35,29 +46,55 @@ def _no_hosting() -> Response:
     return JSONResponse({"error": "this arena takes no submissions"}, 404)
 
 
+def _bearer(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    return header.removeprefix("Bearer ") if header.startswith("Bearer ") else ""
+
+
+def _too_many(message: str, retry_after_s: int) -> Response:
+    return JSONResponse(
+        {"error": message}, 429, headers={"Retry-After": str(max(1, retry_after_s))}
+    )
+
+
 async def submit(request: Request) -> Response:
     """Receive a package archive as the player's next version (201, or 422 if refused)."""
     hosting = hosting_of(request)
     if hosting is None:
         return _no_hosting()
-    header = request.headers.get("authorization", "")
-    token = header.removeprefix("Bearer ") if header.startswith("Bearer ") else ""
+    token = _bearer(request)
     player = player_for_token(hosting.arena.store, token) if token else None
     if player is None:
         return JSONResponse(
             {"error": "send your player's token: 'Authorization: Bearer <token>'"}, 401
         )
     cap = hosting.settings.caps.archive_bytes
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > cap:
+    text = request.headers.get("content-length", "")
+    length = int(text) if text.isdigit() and len(text) < 19 else None  # 400 digits: no length
+    if length is None and text or length is not None and length > cap:
         return JSONResponse(
-            {"error": f"the upload is {length} bytes, over the cap of {cap} (archive_bytes)"},
+            {"error": f"the upload is {text[:40]} bytes, over the cap of {cap} (archive_bytes)"},
             413,
         )
+    submissions = hosting.submissions
+    if player in submissions.busy:
+        return _too_many("another upload of yours is being received: one at a time", 5)
+    over = submissions.over_quota(player, length or 0)
+    if over is not None:
+        return _too_many(over.message, over.retry_after_s)
+    submissions.busy.add(player)
+    try:
+        return await _receive(request, hosting, player, cap)
+    finally:
+        submissions.busy.discard(player)
+
+
+async def _receive(request: Request, hosting: Hosting, player: str, cap: int) -> Response:
+    """The body, then the version it makes (the player's one upload at a time)."""
     body = hosting.submissions.receiving()
     try:
         async with asyncio.timeout(UPLOAD_TIMEOUT_S):
-            await receive_body(request.stream(), body, cap)
+            size = await receive_body(request.stream(), body, cap)
     except ArenaError as error:
         return JSONResponse({"error": str(error)}, 413)
     except ClientDisconnect:
@@ -65,8 +102,12 @@ async def submit(request: Request) -> Response:
     except TimeoutError:
         message = f"the upload took over {UPLOAD_TIMEOUT_S:g} s: no version was made"
         return JSONResponse({"error": message}, 408)
+    over = hosting.submissions.over_quota(player, size)  # a body sent with no length
+    if over is not None:
+        body.unlink(missing_ok=True)
+        return _too_many(over.message, over.retry_after_s)
     version = await hosting.submit(player, body)
-    detail = hosting.detail(version.player, version.version)
+    detail = hosting.detail(version.player, version.version, private=True)
     assert detail is not None
     # What happened to the player's earlier versions that it may not know yet.
     detail["suspended"] = [
@@ -84,15 +125,21 @@ async def listing(request: Request) -> Response:
 
 
 async def version(request: Request) -> Response:
-    """One version with its gate's log."""
+    """One version: with the full reason and its gate's log for its owner (its player's
+    token) and the organizer; its status and public reason for anyone else."""
     hosting = hosting_of(request)
     if hosting is None:
         return _no_hosting()
-    try:
-        number = int(request.path_params["version"].removeprefix("v"))
-    except ValueError:
-        return JSONResponse({"error": "a version is a number: /api/submissions/alice/2"}, 400)
-    found = hosting.detail(request.path_params["player"], number)
+    player = request.path_params["player"]
+    number = parse_version_number(request.path_params["version"])
+    if number is None:
+        return JSONResponse({"error": "no such version (a version is 1, 2, ...)"}, 404)
+    token = _bearer(request)
+    private = bool(token) and (
+        player_for_token(hosting.arena.store, token) == player
+        or is_organizer(hosting.arena, request)
+    )
+    found = hosting.detail(player, number, private=private)
     if found is None:
         return JSONResponse({"error": "no such version"}, 404)
     return JSONResponse(found)
