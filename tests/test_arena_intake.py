@@ -1,0 +1,339 @@
+"""A hostile player's uploads against a real ``tacocat-arena serve`` (issue 34: breaks 2-6, 8, 9).
+
+Each test posts real archives over loopback HTTP to the CLI's server in its own process, as
+any client would, and reads back what a player (or a stranger) can read.  What the arena
+process cost is read from /proc (its peak RSS); no test asserts a duration: the gates' test
+asserts the order in which versions went through the gate.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import re
+import socket
+import tarfile
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import arena_support
+import pytest
+from arena_support import ArenaProcess, add_players, wait_until
+
+from tacocat_arena.launch.package import pack
+from tacocat_arena.launch.sandbox import bwrap_path
+
+REPO = Path(__file__).resolve().parent.parent
+GREEDY = REPO / "example_bots" / "packages" / "python-greedy"
+MANIFEST = ("bot.toml", b'command = "python bot.py"\n')
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap (bwrap) cannot sandbox here"),
+]
+
+
+def start_arena(folder: Path, *args: str) -> ArenaProcess:
+    return arena_support.start_arena(folder, "--move-timeout", "5", *args)
+
+
+def request(
+    arena: ArenaProcess,
+    path: str,
+    *,
+    body: bytes | None = None,
+    token: str = "",
+) -> tuple[int, dict[str, str], bytes]:
+    """GET (or POST ``body`` to) ``path``: status, headers (names in lower case), body."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    asked = urllib.request.Request(
+        arena.web + path, data=body, method="POST" if body is not None else "GET", headers=headers
+    )
+    try:
+        with urllib.request.urlopen(asked, timeout=120) as response:
+            found = {k.lower(): v for k, v in response.headers.items()}
+            return response.status, found, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+def upload(arena: ArenaProcess, body: bytes, token: str) -> tuple[int, dict[str, Any]]:
+    status, _, answer = request(arena, "/api/submissions", body=body, token=token)
+    return status, json.loads(answer)
+
+
+def versions(arena: ArenaProcess) -> dict[str, dict[str, Any]]:
+    return {v["bot"]: v for v in arena.json("/api/submissions")}
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory (VmHWM), in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+
+
+# -- hostile archives, made by hand ------------------------------------------------------------
+def _tar(entries: list[tuple[str, bytes]], *, format: int = tarfile.PAX_FORMAT) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=format) as tar:
+        for name, data in entries:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _zip(entries: list[tuple[str, bytes, int]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zipped.writestr(info, data)
+    return buffer.getvalue()
+
+
+def symlink_bomb() -> bytes:
+    """A zip whose 'symlink' entry inflates to 300 MiB (the arena inflated it whole: 598 ->
+    2,123 MiB for a 1 MB upload)."""
+    return _zip([("bot.toml", MANIFEST[1], 0o100644), ("link", bytes(300 * 2**20), 0o120777)])
+
+
+def million_entries() -> bytes:
+    """A zip whose central directory lists 1,000,000 entries (all pointing at one local
+    header): +380 MiB before the entry cap counted them."""
+    name = b"f"
+    local = b"PK\x03\x04" + bytes(22) + len(name).to_bytes(2, "little") + bytes(2) + name
+    record = (
+        b"PK\x01\x02" + bytes(24) + len(name).to_bytes(2, "little") + bytes(16) + name
+    )  # 46 bytes and the name; offset 0: the one local header
+    count = 1_000_000
+    directory = record * count
+    end = (
+        b"PK\x05\x06" + bytes(4) + (0xFFFF).to_bytes(2, "little") * 2
+        + len(directory).to_bytes(4, "little") + len(local).to_bytes(4, "little") + bytes(2)
+    )  # fmt: skip
+    return local + directory + end
+
+
+def big_manifest() -> bytes:
+    """A 32 MiB bot.toml, 32 KiB gzipped (it froze /api/status for 56 s)."""
+    return _tar([("bot.toml", b'command = "x"\n' + b"#" * (32 * 2**20) + b"\n")])
+
+
+def corrupt_deflate() -> bytes:
+    data = bytearray(
+        _zip([("bot.toml", MANIFEST[1], 0o100644), ("x.bin", os.urandom(16000), 0o100644)])
+    )
+    info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("x.bin")
+    start = info.header_offset + 30 + len("x.bin")
+    data[start : start + 64] = b"\xff" * 64
+    return bytes(data)
+
+
+def chained_long_names(count: int = 3000) -> bytes:
+    blocks = []
+    for _ in range(count):
+        payload = b"n" * 200 + b"\0"
+        header = tarfile.TarInfo("././@LongLink")
+        header.type, header.size = tarfile.GNUTYPE_LONGNAME, len(payload)
+        blocks.append(header.tobuf(tarfile.GNU_FORMAT) + payload.ljust(512, b"\0"))
+    last = tarfile.TarInfo("bot.toml")
+    last.size = len(MANIFEST[1])
+    blocks.append(last.tobuf(tarfile.GNU_FORMAT) + MANIFEST[1].ljust(512, b"\0"))
+    return gzip.compress(b"".join(blocks) + bytes(1024))
+
+
+HOSTILE = {
+    "symlink bomb": (symlink_bomb, "'link': a symlink target over 4096 bytes"),
+    "1,000,000 entries": (million_entries, "(package caps: directory_bytes)"),
+    "32 MiB bot.toml": (big_manifest, "bot.toml: over 65536 bytes"),
+    "corrupt deflate": (corrupt_deflate, "'x.bin': cannot be unpacked"),
+    "300-character name": (lambda: _tar([MANIFEST, ("n" * 300, b"x")]), "a name over 255 bytes"),
+    "4,200-character path": (
+        lambda: _zip([("bot.toml", MANIFEST[1], 0o100644), ("d/" * 2100, b"x", 0o100644)]),
+        "a path over 1024 bytes",
+    ),
+    "3,000 chained long names": (chained_long_names, "more than 8 tar extension headers"),
+    "NUL in an env value": (
+        lambda: _tar([("bot.toml", b'command = "python bot.py"\n[env]\nA = "x\\u0000y"\n')]),
+        "env 'A' holds a NUL character",
+    ),
+    "no bot.toml": (lambda: _tar([("bot.py", b"")]), "no bot.toml at the package's root"),
+}
+
+
+def test_hostile_archives_are_422s_naming_the_entry_in_bounded_memory(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "mal")
+    arena = start_arena(folder)
+    try:
+        before = peak_rss_mib(arena.process.pid)
+        answers = {}
+        for kind, (make, reason) in HOSTILE.items():
+            status, answer = upload(arena, make(), tokens["mal"])
+            assert status == 422, (kind, status, answer)
+            assert answer["status"] == "rejected" and reason in answer["reason"], (kind, answer)
+            assert str(tmp_path) not in json.dumps(answer), answer  # no folder of the arena's
+            answers[kind] = answer
+        peak = peak_rss_mib(arena.process.pid)
+        print(f"arena peak RSS {before:.0f} -> {peak:.0f} MiB over {len(HOSTILE)} hostile uploads")
+        assert peak - before < 200, (before, peak)  # the symlink bomb alone took +1,525 MiB
+        assert arena.status("/api/status") == 200  # alive, and no gate task died
+        found = versions(arena)
+        assert len(found) == len(HOSTILE)
+        assert {v["status"] for v in found.values()} == {"rejected"}  # none left checking
+        assert {v["reason"] for v in found.values()} == {"not a valid package"}
+        # Rejected: the reasons are kept, the archives and folders are not.
+        assert not list((folder / "packages").glob("*"))
+        assert not (folder / "versions" / "mal").exists()
+        assert list((folder / "uploads").iterdir()) == []
+        # Numbers from URLs: a 404, never a 500.
+        huge = "9" * 400
+        paths = [f"/api/submissions/mal/{huge}", f"/api/submissions/mal/v{huge}"]
+        paths += ["/api/submissions/mal/0", "/api/submissions/mal/-1", f"/api/bots/mal@v{huge}"]
+        paths += [f"/bots/mal@v{huge}", f"/players/mal@v{huge}"]
+        for path in paths:
+            assert arena.status(path) == 404, path
+        assert arena.status("/api/submissions/mal/v1") == 200
+    finally:
+        output = arena.stop()
+    assert "Traceback" not in output, output
+
+
+def _raw_post_head(arena: ArenaProcess, token: str, length: int) -> socket.socket:
+    """An upload whose head is sent and whose body is still to come."""
+    host, port = arena.web.removeprefix("http://").split(":")
+    conn = socket.create_connection((host, int(port)), timeout=30)
+    conn.sendall(
+        (
+            f"POST /api/submissions HTTP/1.1\r\nHost: {host}\r\n"
+            f"Authorization: Bearer {token}\r\nContent-Length: {length}\r\n\r\n"
+        ).encode()
+    )
+    return conn
+
+
+def test_uploads_past_a_players_quota_are_429s_with_retry_after(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "mal", "ann")
+    arena = start_arena(folder, "--uploads-per-hour", "3", "--upload-mib-per-hour", "1")
+    try:
+        not_a_package = _tar([("bot.py", b"")])
+        for _ in range(3):
+            assert upload(arena, not_a_package, tokens["mal"])[0] == 422  # rejected ones count
+        status, headers, answer = request(
+            arena, "/api/submissions", body=not_a_package, token=tokens["mal"]
+        )
+        assert status == 429 and "uploads_per_hour" in json.loads(answer)["error"]
+        assert 1 <= int(headers["retry-after"]) <= 3600
+        assert len(versions(arena)) == 3  # the fourth made nothing
+        # Bytes: 2 MiB announced is refused before a byte of it is read.
+        with _raw_post_head(arena, tokens["ann"], 2 * 2**20) as conn:
+            head = conn.recv(4096).decode()
+        assert head.startswith("HTTP/1.1 429") and "bytes_per_hour" in head, head
+        assert int(re.search(r"(?i)retry-after: (\d+)", head)[1]) >= 1  # type: ignore[index]
+        # One upload at a time: a second while the first is still arriving.
+        slow = _raw_post_head(arena, tokens["ann"], 50_000)
+        try:
+            slow.sendall(bytes(1000))
+            wait_until(
+                lambda: (
+                    request(arena, "/api/submissions", body=b"x", token=tokens["ann"])[0] == 429
+                ),
+                20,
+                "the second upload to be refused",
+            )
+        finally:
+            slow.close()
+        wait_until(lambda: upload(arena, not_a_package, tokens["ann"])[0] == 422, 20, "a 422")
+    finally:
+        arena.stop()
+
+
+def _python_package(folder: Path, code: str, build: str = "") -> Path:
+    folder.mkdir(parents=True)
+    manifest = 'command = "python bot.py"\n' + (f"build = {json.dumps(build)}\n" if build else "")
+    (folder / "bot.toml").write_text(manifest)
+    (folder / "bot.py").write_text(code)
+    return folder
+
+
+def test_three_sleeping_builds_delay_another_players_version_by_one_gate_at_most(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "mal", "bob")
+    arena = start_arena(folder, "--gates", "1", "--build-timeout", "8")
+    try:
+        sleeper = pack(
+            _python_package(
+                tmp_path / "sleeper", "raise SystemExit(0)\n",
+                build="python -c 'import time; time.sleep(120)'",
+            )
+        )  # fmt: skip
+        for _ in range(3):
+            assert upload(arena, sleeper, tokens["mal"])[0] == 201
+        assert upload(arena, pack(GREEDY), tokens["bob"])[0] == 201
+        wait_until(lambda: versions(arena)["bob@v1"]["status"] == "active", 120, "bob@v1 active")
+        found = versions(arena)
+        # bob's gate came right after mal's first: mal's third has not begun, its second never.
+        assert found["mal@v1"]["status"] == "rejected"
+        assert found["mal@v1"]["reason"] == "build failed"
+        assert found["mal@v2"]["status"] == "rejected"
+        assert found["mal@v2"]["reason"] == "superseded by v3 before its gate began"
+        assert found["mal@v3"]["status"] == "checking"
+        wait_until(lambda: versions(arena)["mal@v3"]["status"] == "rejected", 120, "mal@v3")
+    finally:
+        arena.stop()
+    log = (folder / "logs" / "arena.log").read_text()
+    starts = re.findall(r"gate: (\S+) start", log)
+    assert starts == ["mal@v1", "bob@v1", "mal@v3"], starts
+
+
+def test_the_gate_log_is_its_owners_and_names_no_folder_of_the_arena(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "carl", "mal")
+    arena = start_arena(folder)
+    code = (
+        "import os, sys\n"
+        "print('MARKER-42 cwd', os.getcwd(), 'file', os.path.abspath(__file__), file=sys.stderr)\n"
+        "print('MARKER-42 python', sys.executable, file=sys.stderr)\n"
+        "raise SystemExit(3)\n"
+    )
+    try:
+        package = pack(_python_package(tmp_path / "talker", code))
+        status, answer = upload(arena, package, tokens["carl"])
+        assert status == 201, answer
+        wait_until(lambda: versions(arena)["carl@v1"]["status"] == "rejected", 90, "the gate")
+        path = "/api/submissions/carl/1"
+        organizer = (folder / "organizer.token").read_text().strip()
+        public = json.loads(request(arena, path)[2])
+        other = json.loads(request(arena, path, token=tokens["mal"])[2])
+        own = json.loads(request(arena, path, token=tokens["carl"])[2])
+        desk = json.loads(request(arena, path, token=organizer)[2])
+        for stranger in (public, other):
+            assert "log" not in stranger and stranger["reason"] == "check 'handshake' failed"
+        for reader in (own, desk):
+            assert "MARKER-42 cwd . file ./bot.py" in reader["log"], reader["log"]
+            assert "exited with code 3 before its Hello" in reader["reason"]
+        # Nothing a player can read names the arena's folders (the bot's output included).
+        readable = [
+            request(arena, p, token=t)[2]
+            for p in ("/api/submissions", path, "/players/carl", "/api/admin")
+            for t in ("", tokens["carl"], tokens["mal"])
+        ]
+        for text in readable:
+            assert str(tmp_path).encode() not in text
+            assert str(REPO).encode() not in text
+        assert b"MARKER-42" not in b"".join(
+            request(arena, p)[2] for p in ("/api/submissions", path, "/players/carl")
+        )
+    finally:
+        arena.stop()
