@@ -216,7 +216,8 @@ def test_version_numbers_from_urls_are_range_checked(text: str, number: int | No
     from tacocat_arena.arena.submissions import parse_version_number
 
     assert parse_version_number(text) == number
-    assert parse_identity(f"alice@v{text.removeprefix('v')}") == (None if number is None else ("alice", number))
+    expected = None if number is None else ("alice", number)
+    assert parse_identity(f"alice@v{text.removeprefix('v')}") == expected
 
 
 def test_a_version_number_out_of_sqlites_range_is_no_version(tmp_path: Path) -> None:
