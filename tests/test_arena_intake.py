@@ -163,7 +163,7 @@ HOSTILE = {
     "3,000 chained long names": (chained_long_names, "more than 8 tar extension headers"),
     "NUL in an env value": (
         lambda: _tar([("bot.toml", b'command = "python bot.py"\n[env]\nA = "x\\u0000y"\n')]),
-        "env 'A' holds a NUL character",
+        "a value cannot hold a NUL character",
     ),
     "no bot.toml": (lambda: _tar([("bot.py", b"")]), "no bot.toml at the package's root"),
 }
