@@ -103,7 +103,7 @@ def waiting_submissions(arena: Arena) -> list[dict[str, Any]]:
         return []
     versions = hosting.submissions.with_status(Status.CHECKING, Status.REJECTED)
     return [
-        version_summary(v, arena.games_played[v.identity])
+        version_summary(v, arena.games_played[v.identity], private=True)  # the desk: organizer
         for v in sorted(versions, key=lambda v: v.submitted_at, reverse=True)
     ]
 
