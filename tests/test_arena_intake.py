@@ -15,6 +15,8 @@ import os
 import re
 import socket
 import tarfile
+import threading
+import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -75,6 +77,36 @@ def peak_rss_mib(pid: int) -> float:
     """The process's peak resident memory (VmHWM), in MiB."""
     status = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+
+
+class StatusProbe:
+    """Asks ``/api/status`` in a thread, one request after the other, while in its ``with``
+    block; ``summary`` prints how long the answers took (the loop blocked shows here)."""
+
+    def __init__(self, arena: ArenaProcess) -> None:
+        self.arena = arena
+        self.times: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._ask, daemon=True)
+
+    def _ask(self) -> None:
+        while not self.stop.is_set():
+            began = time.monotonic()
+            self.arena.status("/api/status")
+            self.times.append(time.monotonic() - began)
+
+    def __enter__(self) -> StatusProbe:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(30)
+
+    def summary(self) -> str:
+        ordered = sorted(self.times) or [0.0]
+        median = ordered[len(ordered) // 2] * 1000
+        return f"{len(ordered)} answers, median {median:.1f} ms, max {ordered[-1] * 1000:.0f} ms"
 
 
 # -- hostile archives, made by hand ------------------------------------------------------------
@@ -175,15 +207,17 @@ def test_hostile_archives_are_422s_naming_the_entry_in_bounded_memory(tmp_path: 
     arena = start_arena(folder)
     try:
         before = peak_rss_mib(arena.process.pid)
-        answers = {}
-        for kind, (make, reason) in HOSTILE.items():
-            status, answer = upload(arena, make(), tokens["mal"])
-            assert status == 422, (kind, status, answer)
-            assert answer["status"] == "rejected" and reason in answer["reason"], (kind, answer)
-            assert str(tmp_path) not in json.dumps(answer), answer  # no folder of the arena's
-            answers[kind] = answer
+        bodies = {kind: make() for kind, (make, _) in HOSTILE.items()}
+        probe = StatusProbe(arena)  # /api/status asked meanwhile: a figure, not an assertion
+        with probe:
+            for kind, (_, reason) in HOSTILE.items():
+                status, answer = upload(arena, bodies[kind], tokens["mal"])
+                assert status == 422, (kind, status, answer)
+                assert answer["status"] == "rejected" and reason in answer["reason"], kind
+                assert str(tmp_path) not in json.dumps(answer), answer  # no arena folder
         peak = peak_rss_mib(arena.process.pid)
-        print(f"arena peak RSS {before:.0f} -> {peak:.0f} MiB over {len(HOSTILE)} hostile uploads")
+        print(f"arena peak RSS {before:.0f} -> {peak:.0f} MiB over {len(HOSTILE)} hostile uploads;")
+        print(f"/api/status meanwhile: {probe.summary()}")
         assert peak - before < 200, (before, peak)  # the symlink bomb alone took +1,525 MiB
         assert arena.status("/api/status") == 200  # alive, and no gate task died
         found = versions(arena)
