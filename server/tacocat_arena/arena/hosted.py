@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tacocat_arena import __version__
 from tacocat_arena.arena.deals import ladder_seed
 from tacocat_arena.arena.gates import GateQueue, GateSettings
 from tacocat_arena.arena.ladder import Arena
@@ -54,14 +55,16 @@ from tacocat_arena.arena.submissions import (
     parse_identity,
     version_summary,
 )
+from tacocat_arena.check.link import Look
 from tacocat_arena.check.runner import BotCheckError, check_bot
 from tacocat_arena.check.runner import Status as CheckStatus
 from tacocat_arena.engine import Termination
-from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
+from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch, new_token
 from tacocat_arena.launch.build import BuildSettings, build_package
 from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
 from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
 from tacocat_arena.launch.scratch import owned_folder
+from tacocat_arena.referee.session import next_session_id
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
 from tacocat_arena.tournament.executors import Batch, ExecutorError, FinishedGame, play_batch
@@ -291,6 +294,8 @@ class Hosting:
         report = await check_bot(
             package.command,
             name="bot",
+            identity=version.identity,  # as in its games: nothing tells the gate apart
+            look=self._gate_look(version),
             allowance_ms=clock.decision_ms or 2000,
             cwd=package.root,
             log_path=self.folder / "logs" / f"{version.identity}.check.log",
@@ -318,6 +323,22 @@ class Hosting:
                 self.submissions.settle(version, Status.REJECTED, reason, text, public=public)
             )
         return self._settled(self.submissions.activate(version, text))
+
+    def _gate_look(self, version: Version) -> Look:
+        """The gate's referee as a ladder game's: the arena's name and clock, another
+        version's name as the opponent (any active one), a pair number of the ladder's."""
+        clock = self.arena.settings.referee.clock
+        others = [name for name in self._active if name != version.identity]
+        opponent = secrets.choice(others) if others else "greedy@v1"  # none yet to play
+        return Look.ladder(
+            server_info=f"tacocat-arena/{__version__}",
+            session_id=next_session_id(),
+            decision_ms=clock.decision_ms,
+            bank_ms=clock.bank_ms,
+            opponent_name=opponent,
+            pair=secrets.randbelow(10_000),
+            max_concurrent_games=self.arena.settings.referee.max_concurrent_games,
+        )
 
     def _settled(self, version: Version) -> Version:
         self.refresh()
@@ -497,7 +518,7 @@ class Hosting:
 
     async def _start_process(self, instance: str, version: Version) -> BotProcess:
         package = self.submissions.package(version)
-        token = secrets.token_urlsafe(24)
+        token = new_token()
         self._process_hashes[instance] = hash_token(token)
         spec = BotSpec(version.identity, package.command, dir=package.root, env=package.env)
         process = BotProcess(

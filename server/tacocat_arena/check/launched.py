@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -21,9 +20,9 @@ from typing import Any
 import grpc
 
 from tacocat.v1 import arena_pb2_grpc
-from tacocat_arena.check.link import BotLink, CheckServicer, Handshake
+from tacocat_arena.check.link import CHECK_LOOK, BotLink, CheckServicer, Handshake, Look
 from tacocat_arena.launch import folder
-from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch
+from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch, new_token
 from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, admit_bot, resolve_mode
 from tacocat_arena.launch.spec import BotSpec
 
@@ -83,11 +82,15 @@ async def launched_bot(
     log_path: Path | None = None,
     notices: Callable[[str], None] | None = None,
     on_placed: Callable[[SandboxMode, Limits, Path], None] | None = None,
+    identity: str | None = None,
+    look: Look = CHECK_LOOK,
 ) -> AsyncIterator[Launched]:
     """Start ``spec``'s bot as a tournament would, with a scripted referee to connect to;
     stop both on exit.  ``on_placed(mode, limits, log_path)`` is called before the bot
-    starts (a report can say which sandbox); LaunchError if it cannot start."""
-    token = secrets.token_hex(16)
+    starts (a report can say which sandbox); LaunchError if it cannot start.  ``identity``
+    is the name it connects as (the spec's by default; the gate gives a version's, as its
+    games do) and ``look`` what the referee shows of itself (``link.Look``)."""
+    token = new_token()
     try:
         mode = resolve_mode(sandbox, warn=notices or (lambda _: None))
         placement = folder.place(spec, cwd or Path.cwd())
@@ -101,7 +104,7 @@ async def launched_bot(
             log_path = Path(logs) / f"{spec.name}.log"
         if on_placed is not None:
             on_placed(mode, limits, log_path)
-        servicer = CheckServicer(token)
+        servicer = CheckServicer(token, look=look)
         server = grpc.aio.server()
         arena_pb2_grpc.add_ArenaServicer_to_server(servicer, server)
         port = server.add_insecure_port("127.0.0.1:0")
@@ -116,7 +119,7 @@ async def launched_bot(
         bot = BotProcess(
             spec,
             Launch(
-                identity=spec.name,
+                identity=identity or spec.name,
                 token=token,
                 log_path=log_path,
                 cwd=placement.folder,

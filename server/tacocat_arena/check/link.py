@@ -204,6 +204,77 @@ class Handshake:
     problem: str = ""
 
 
+@dataclass(frozen=True)
+class Look:
+    """What the check's referee shows a bot of itself and of its games: ``check``'s own
+    labels by default.  The arena's gate passes the ladder's (``Look.ladder``): the server's
+    name, a session id, game ids, an opponent's name, a deal and the clock (move timeout
+    and time bank) of a ladder game, so that none of them tells a bot it is in the gate.
+    (Its positions still can: the check puts the bot in scripted situations.)"""
+
+    server_info: str = "tacocat-arena check"
+    session_id: str = "check"
+    #: A game's id and match_info: formatted with ``n``, the game's number.
+    game_ids: str = "check-{n}"
+    match_info: str = "tacocat-arena check: {game_id}"
+    #: The number of the check's first game.
+    first_game: int = 1
+    opponent_name: str = "check"
+    #: The time bank announced (and left, unspent: the check judges the allowance alone).
+    bank_ms: int = 0
+    #: The move timeout the Welcome announces (the check's own: 0, "per game").
+    welcome_decision_ms: int = 0
+    #: The games at once the Welcome allows, as a referee would (0: the check's own count).
+    max_concurrent_games: int = 0
+
+    @classmethod
+    def ladder(
+        cls,
+        *,
+        server_info: str,
+        session_id: str,
+        decision_ms: int,
+        bank_ms: int,
+        opponent_name: str,
+        pair: int,
+        max_concurrent_games: int,
+    ) -> Look:
+        """A ladder game's labels: ``serve``'s server name, a session id of its referee's,
+        its clock, an opponent's name, and game ids from pair ``pair`` on, as a batch names
+        its games (``L000042a``)."""
+        return cls(
+            server_info=server_info,
+            session_id=session_id,
+            game_ids="L{n:06d}a",
+            match_info="deal {n}",
+            first_game=pair,
+            opponent_name=opponent_name,
+            bank_ms=bank_ms,
+            welcome_decision_ms=decision_ms,
+            max_concurrent_games=max_concurrent_games,
+        )
+
+    def games_at_once(self, hello: pb.Hello) -> int:
+        """The Welcome's max_concurrent_games as a referee with this limit says it (the
+        smaller of its own and the Hello's), or 0 for the check's own count."""
+        if not self.max_concurrent_games:
+            return 0
+        return min(self.max_concurrent_games, hello.max_concurrent_games or 2**31)
+
+    def game_id(self, index: int) -> str:
+        """The id of the check's ``index``-th game (from 1)."""
+        return self.game_ids.format(n=self.first_game + index - 1)
+
+    def match(self, index: int) -> str:
+        """The match_info of the check's ``index``-th game."""
+        n = self.first_game + index - 1
+        return self.match_info.format(game_id=self.game_ids.format(n=n), n=n)
+
+
+#: ``check``'s own labels (the default ``Look``).
+CHECK_LOOK = Look()
+
+
 class CheckServicer(arena_pb2_grpc.ArenaServicer):
     """Arena.Play for one bot: the handshake, then whatever the script sends.
 
@@ -211,8 +282,11 @@ class CheckServicer(arena_pb2_grpc.ArenaServicer):
     called, then ends with status OK, as after a tournament's SessionEnd.
     """
 
-    def __init__(self, token: str, handshake_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, token: str, handshake_timeout_s: float = 10.0, look: Look = CHECK_LOOK
+    ) -> None:
         self._token = token
+        self.look = look
         self._handshake_timeout_s = handshake_timeout_s
         self.connected: asyncio.Future[tuple[Handshake, BotLink | None]] = (
             asyncio.get_running_loop().create_future()
@@ -244,10 +318,11 @@ class CheckServicer(arena_pb2_grpc.ArenaServicer):
             pb.RefereeMessage(
                 welcome=pb.Welcome(
                     protocol_version=PROTOCOL_VERSION,
-                    session_id="check",
-                    server_info="tacocat-arena check",
-                    decision_timeout_ms=0,
-                    max_concurrent_games=link.max_games,
+                    session_id=self.look.session_id,
+                    server_info=self.look.server_info,
+                    decision_timeout_ms=self.look.welcome_decision_ms,
+                    time_bank_ms=self.look.bank_ms,
+                    max_concurrent_games=self.look.games_at_once(hello) or link.max_games,
                     bot_name=hello.bot_name,
                     failure_policy=pb.FAILURE_POLICY_FORFEIT,
                     batches=hello.accept_batches,

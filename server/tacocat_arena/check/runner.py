@@ -20,7 +20,7 @@ from typing import Any
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_arena.check.launched import Launched, LaunchError, launched_bot
-from tacocat_arena.check.link import BotGone, BotLink, CheckServicer, Handshake
+from tacocat_arena.check.link import CHECK_LOOK, BotGone, BotLink, CheckServicer, Handshake, Look
 from tacocat_arena.check.scenarios import (
     CHECKS,
     ERROR_MARKER,
@@ -127,6 +127,8 @@ async def check_bot(
     sandbox: SandboxMode = SandboxMode.NONE,
     limits: Limits | None = None,
     env: tuple[tuple[str, str], ...] = (),
+    identity: str | None = None,
+    look: Look = CHECK_LOOK,
 ) -> CheckReport:
     """Start ``command`` (a command line or ``builtin:NAME``) and run every check on it.
 
@@ -135,7 +137,8 @@ async def check_bot(
     pre-flight look at its command, ``limits``, and with ``sandbox=BWRAP`` the bwrap sandbox
     with the referee through a Unix socket (``AUTO`` is resolved here; the report says
     which).  So what passes ``check`` starts in ``run``, and the arena's gate checks a
-    submitted version in the sandbox it will play in."""
+    submitted version in the sandbox it will play in, under the name (``identity``) and
+    with the labels and clock (``look``) of its games."""
     spec = dataclasses.replace(BotSpec.checked(name, command), env=env)
     report = CheckReport(command)
 
@@ -158,6 +161,8 @@ async def check_bot(
             log_path=log_path,
             notices=report.notices.append,
             on_placed=placed,
+            identity=identity,
+            look=look,
         ) as launched:
             await _run_checks(launched, allowance_ms, connect_timeout_s, add)
     except LaunchError as error:
@@ -199,7 +204,7 @@ async def _run_checks(
             f"{hello.max_concurrent_games or 'any'}, accept_batches {hello.accept_batches}",
         )
     )
-    ctx = Context(link, allowance_ms)
+    ctx = Context(link, allowance_ms, launched.servicer.look)
     ran_errors = False
     for index, (name, check) in enumerate(CHECKS):
         result = await _run_one(name, check, ctx, process)

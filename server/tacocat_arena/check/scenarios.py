@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from tacocat.v1 import arena_pb2 as pb
-from tacocat_arena.check.link import BotLink
+from tacocat_arena.check.link import CHECK_LOOK, BotLink, Look
 from tacocat_arena.check.script import CheckFailed, Opponent, ScriptedGame
 from tacocat_arena.engine import (
     DEFAULT_RULESET,
@@ -43,6 +43,7 @@ class Context:
 
     link: BotLink
     allowance_ms: int
+    look: Look = CHECK_LOOK
     games: int = 0
     #: Every game started, so that the runner can end those a failed check left open.
     started: list[ScriptedGame] = field(default_factory=list)
@@ -59,12 +60,14 @@ class Context:
         policy = RandomPolicy(random.Random(self.games))
         scripted = ScriptedGame(
             self.link,
-            f"check-{self.games}",
+            self.look.game_id(self.games),
             game,
             seat,
             opponent or (lambda view, _: policy.act(view)),
             allowance_ms=self.allowance_ms,
             failure_policy=failure_policy,
+            look=self.look,
+            match_info=self.look.match(self.games),
         )
         self.started.append(scripted)
         return scripted

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 
 from tacocat.v1 import arena_pb2 as pb
-from tacocat_arena.check.link import Answer, BotGone, BotLink, NoAnswer
+from tacocat_arena.check.link import CHECK_LOOK, Answer, BotGone, BotLink, Look, NoAnswer
 from tacocat_arena.engine import (
     Action,
     ActionError,
@@ -69,6 +69,8 @@ class ScriptedGame:
         *,
         allowance_ms: int,
         failure_policy: pb.FailurePolicy = pb.FAILURE_POLICY_FORFEIT,
+        look: Look = CHECK_LOOK,
+        match_info: str | None = None,
     ) -> None:
         self.link = link
         self.game_id = game_id
@@ -77,6 +79,8 @@ class ScriptedGame:
         self.opponent = opponent
         self.allowance_ms = allowance_ms
         self.failure_policy = failure_policy
+        self.look = look
+        self.match_info = match_info or f"tacocat-arena check: {game_id}"
         self.asked: list[DecisionKind] = []
         self.last_request_id = 0
         self.ended = False
@@ -88,12 +92,12 @@ class ScriptedGame:
             game_start=pb.GameStart(
                 game_id=self.game_id,
                 seat=self.seat,
-                opponent_name="check",
+                opponent_name=self.look.opponent_name,
                 ruleset=ruleset_to_pb(self.game.ruleset),
                 decision_timeout_ms=self.allowance_ms,
-                time_bank_ms=0,
+                time_bank_ms=self.look.bank_ms,
                 failure_policy=self.failure_policy,
-                match_info=f"tacocat-arena check: {self.game_id}",
+                match_info=self.match_info,
             )
         )
 
@@ -114,7 +118,7 @@ class ScriptedGame:
                 request_id=request_id,
                 kind=KIND_TO_PB[kind],
                 time_left_ms=self.allowance_ms,
-                time_bank_left_ms=0,
+                time_bank_left_ms=self.look.bank_ms,
             )
         )
         request = message.decision_request

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -22,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tacocat_arena.launch import folder, sandbox
+from tacocat_arena.launch import folder, sandbox, scratch
 from tacocat_arena.launch.sandbox import BotCgroup, Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee
@@ -30,6 +31,11 @@ from tacocat_arena.referee.peers import PeerCheck
 
 _TAIL_LINES = 15
 _TAIL_BYTES = 64 * 1024
+
+
+def new_token() -> str:
+    """A bot process's token: one shape for every process, the gate's and a game's alike."""
+    return secrets.token_urlsafe(24)
 
 
 class BotStartError(RuntimeError):
@@ -146,6 +152,8 @@ class BotProcess:
         self._stopping = False
         self._killed = False  # the runner signalled the process (at stop)
         self._lock = asyncio.Lock()
+        #: The uniform host name of its socket the sandbox binds (``scratch.socket_link``).
+        self._socket_link: Path | None = None
 
     @property
     def name(self) -> str:
@@ -207,12 +215,15 @@ class BotProcess:
         if why := sandbox.unreachable_by_bot(launch.cwd, write=self.spec.writable_dir):
             raise BotStartError(f"bot {self.spec.name!r}: {why}")
         env = sandbox.bot_env(dict(self.spec.env), arena)
+        if self._socket_link is None:
+            with contextlib.suppress(OSError):  # else the socket's own path, as before
+                self._socket_link = scratch.socket_link(socket_path)
         command = sandbox.bwrap_argv(
             [*sandbox.in_sandbox(launch.limits, cgroup), *sandbox.load_env_file(argv)],
             bwrap=bwrap,
             bot_dir=launch.cwd,
             writable_dir=self.spec.writable_dir,
-            socket=socket_path,
+            socket=self._socket_link or socket_path,
             hide=launch.hide,
             extra_code=extra,
             tmpfs_mib=launch.limits.memory_mib,
@@ -231,6 +242,7 @@ class BotProcess:
             except (sandbox.SandboxError, BotStartError) as error:
                 if self.cgroup is not None:
                     await self.cgroup.remove()
+                self._drop_socket_link()
                 if isinstance(error, BotStartError):
                     raise
                 raise BotStartError(f"bot {self.spec.name!r}: {error}") from None
@@ -249,6 +261,7 @@ class BotProcess:
             except OSError as error:
                 if self.cgroup is not None:
                     await self.cgroup.remove()
+                self._drop_socket_link()
                 raise BotStartError(
                     f"bot {self.spec.name!r}: cannot run {self.spec.command!r}: {error}"
                 ) from None
@@ -282,6 +295,12 @@ class BotProcess:
         self.log.write(f"--- {ended}\n".encode())
         if self.cgroup is not None:
             await self.cgroup.remove()
+        self._drop_socket_link()
+
+    def _drop_socket_link(self) -> None:
+        if self._socket_link is not None:
+            scratch.drop_socket_link(self._socket_link)
+            self._socket_link = None
 
     def last_exit(self) -> str:
         """How the last start ended ("" while it runs or if it never started)."""

@@ -52,11 +52,37 @@ def clean_orphans(kind: str, under: Path | None = None) -> list[Path]:
     return removed
 
 
-def owned_folder(kind: str, under: Path | None = None) -> Path:
+def owned_folder(kind: str, under: Path | None = None, *, anonymous: bool = False) -> Path:
     """A new private temporary folder (mode 0700) owned by this process, after removing
-    the folders of ``kind`` that dead runners left."""
+    the folders of ``kind`` that dead runners left.  ``anonymous``: no pid in its name
+    (the owner file alone says whose it is), for a path a sandboxed bot can read."""
     clean_orphans(kind, under)
-    folder = Path(tempfile.mkdtemp(prefix=f"tacocat-{kind}-{os.getpid()}-", dir=under))
+    prefix = f"tacocat-{kind}-" if anonymous else f"tacocat-{kind}-{os.getpid()}-"
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=under))
     started = _start_time(os.getpid()) or "0"
     (folder / OWNER_FILE).write_text(f"{os.getpid()} {started}\n")
     return folder
+
+
+#: The name of every sandboxed process's socket on the host (``socket_link``).
+SOCKET_LINK = "arena.sock"
+
+
+def socket_link(socket: Path) -> Path:
+    """A folder of its own (``tacocat-sock-RANDOM``, beside the socket's folder) holding a
+    hard link to ``socket`` named ``SOCKET_LINK``: what a sandbox binds, so the host path a
+    bot reads in its ``/proc/self/mountinfo`` has one shape whoever serves it (the gate's
+    check, a batch's referee, the arena's own).  Removed by ``drop_socket_link``; a dead
+    runner's are removed at the next one's start.  OSError if no link can be made there."""
+    folder = owned_folder("sock", socket.parent.parent, anonymous=True)
+    try:
+        os.link(socket, folder / SOCKET_LINK)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder / SOCKET_LINK
+
+
+def drop_socket_link(link: Path) -> None:
+    """Remove a ``socket_link`` (the socket itself stays: the link is one name of it)."""
+    shutil.rmtree(link.parent, ignore_errors=True)

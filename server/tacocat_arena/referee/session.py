@@ -43,6 +43,12 @@ _ENDED_GAMES_MEMORY = 1024
 _session_ids = itertools.count(1)
 
 
+def next_session_id() -> str:
+    """The next session id of this process (``s1``, ``s2``...): every session's, and the
+    arena's gate's, whose check must look like a session of the arena's own."""
+    return f"s{next(_session_ids)}"
+
+
 class EndReason(enum.Enum):
     """Why the referee ends a session (the protocol's ``SessionEndReason``)."""
 
@@ -118,7 +124,7 @@ class BotSession:
     name: str
     max_concurrent_games: int
     limits: SessionLimits = field(default_factory=SessionLimits)
-    session_id: str = field(default_factory=lambda: f"s{next(_session_ids)}")
+    session_id: str = field(default_factory=next_session_id)
     #: Whether the bot accepts ``RefereeMessage.batch`` (Hello.accept_batches).
     batches: bool = False
     closed: asyncio.Event = field(default_factory=asyncio.Event)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,14 @@ from pathlib import Path
 
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.launch import folder, sandbox
-from tacocat_arena.launch.bots import BotProcess, BotStartError, ExternalBot, Launch, check_command
+from tacocat_arena.launch.bots import (
+    BotProcess,
+    BotStartError,
+    ExternalBot,
+    Launch,
+    check_command,
+    new_token,
+)
 from tacocat_arena.launch.sandbox import SandboxMode, describe_limits, resolve_mode
 from tacocat_arena.launch.scratch import owned_folder
 from tacocat_arena.referee import GameReport, Referee, start_server
@@ -101,7 +107,7 @@ async def run_tournament(
     modes = sandbox_modes(config, on_notice)
 
     all_ids = {ident: bot for bot in config.bots for ident in identities(bot, config.twins)}
-    secrets_by_name = {ident: secrets.token_urlsafe(24) for ident in all_ids}
+    secrets_by_name = {ident: new_token() for ident in all_ids}
     secrets_by_name.update(tokens or {})
     processes: dict[str, BotProcess | ExternalBot] = {}
     peer_check = PeerCheck()
