@@ -33,7 +33,7 @@ from tacocat_arena.arena.ladder import Arena, LadderSettings
 from tacocat_arena.arena.players import import_tokens, organizer_token
 from tacocat_arena.arena.store import ArenaStore
 from tacocat_arena.cli.addresses import describe
-from tacocat_arena.launch.sandbox import admit_bot
+from tacocat_arena.launch.sandbox import admit_bot, describe_limits
 from tacocat_arena.referee import start_server
 from tacocat_arena.web.app import serve_web
 
@@ -111,6 +111,7 @@ async def serve_arena(
         if options.event is not None:
             event_task = asyncio.ensure_future(run_event(arena, options.event, say, stop))
         say(f"hosted bots: {hosting.mode} sandbox, batches on {runner.description}")
+        say(f"hosted bots' limits: {describe_limits(hosting.settings.limits, hosting.mode)}")
         hosted_task = asyncio.ensure_future(hosting.run(stop))
         try:
             await arena.run(stop)

@@ -5,6 +5,10 @@ package folder writable (the build's output goes there: ``build/tacocat_cpp_bot`
 nothing else of the arena's, under resource limits of its own (a compiler needs more than a
 bot) and a time limit, after which its whole process group is killed.  Its output is kept
 (the end of it, ``BUILD_LOG_BYTES``) for the version's page and ``submit --wait``.
+
+The package's ``[env]`` is the build's own process's environment, never the launcher's (as
+for a bot: ``launch.sandbox``).  Under a root runner the build runs as uid SANDBOX_UID, so its
+folder is lent to that uid for the build and taken back after (``sandbox.lend_folder``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,13 @@ and, where a ``memory`` cgroup is writable (v1, or v2 with the controller delega
 that cgroup's limit, which also counts ``/tmp``, shared mappings and memfds; open files as
 ``RLIMIT_NOFILE``; processes as a ``pids`` cgroup where one is writable, else, in the
 sandbox, ``RLIMIT_NPROC`` set inside the bot's user namespace (which counts only its own
-processes there, Linux >= 5.14).  ``describe_limits`` says which are in force.
+processes there, Linux >= 5.14).  An ordinary runner with no writable memory cgroup starts
+the launcher in a systemd user scope with ``MemoryMax`` where its user manager allows one
+(``systemd_scope``).  ``describe_limits`` says which are in force, and what is not limited.
+
+The launcher's helpers run with ``LAUNCHER_ENV`` alone: a bot's variables reach its own
+process only (``env_file``, ``load_env_file``, ``exec_with_env``), and those that hijack a
+loader or an interpreter are refused by name (``env_refusal``, for ``bot.toml`` and configs).
 """
 
 from __future__ import annotations
@@ -269,12 +275,58 @@ def process_limit_kind(mode: SandboxMode = SandboxMode.BWRAP) -> str:
     its own and the count is its own."""
     if kind := _cgroup_kind("pids"):
         return kind
+    if systemd_scope():
+        return "systemd user scope"
     return "rlimit in the sandbox" if mode is SandboxMode.BWRAP and not runs_as_root() else ""
 
 
 def memory_limit_kind() -> str:
-    """'cgroup v1'/'cgroup v2' where a memory cgroup counts all of a bot's memory, else ''."""
-    return _cgroup_kind("memory")
+    """'cgroup v1'/'cgroup v2' where a memory cgroup counts all of a bot's memory, else
+    'systemd user scope' where systemd can make one for it (``systemd_scope``), else ''."""
+    return _cgroup_kind("memory") or ("systemd user scope" if systemd_scope() else "")
+
+
+#: The organizer's own variables ``systemd-run --user`` needs to reach its user manager.
+_USER_BUS = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
+
+
+def launcher_env() -> dict[str, str]:
+    """``LAUNCHER_ENV``, and the organizer's user-bus address where the launcher starts
+    with ``systemd-run --user`` (ours, never a stranger's)."""
+    env = dict(LAUNCHER_ENV)
+    if systemd_scope():
+        env.update({k: os.environ[k] for k in _USER_BUS if k in os.environ})
+    return env
+
+
+@functools.cache
+def systemd_scope() -> str | None:
+    """``systemd-run`` where no memory cgroup of ours is writable but the organizer's
+    systemd user manager can run a process in a transient scope of its own with a memory
+    limit (a desktop or a login with ``loginctl enable-linger``: cgroup v2, the memory
+    controller delegated to user@.service, as systemd does by default), else None.  Root
+    runners, and runners with a writable cgroup, use their cgroups."""
+    if _cgroup_kind("memory"):
+        return None
+    path = shutil.which("systemd-run")
+    if path is None:
+        return None
+    env = {**LAUNCHER_ENV, **{k: os.environ[k] for k in _USER_BUS if k in os.environ}}
+    probe = [path, *_scope_options(Limits(memory_mib=64, processes=8)), "true"]
+    try:
+        done = subprocess.run(probe, env=env, capture_output=True, timeout=15)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if done.returncode == 0 else None
+
+
+def _scope_options(limits: Limits) -> list[str]:
+    memory = limits.memory_mib * 2**20
+    return [
+        "--user", "--scope", "--quiet", "--collect",
+        "-p", f"MemoryMax={memory}", "-p", "MemorySwapMax=0", "-p", f"TasksMax={limits.processes}",
+        "--",
+    ]  # fmt: skip
 
 
 def describe_limits(limits: Limits, mode: SandboxMode = SandboxMode.BWRAP) -> str:
@@ -283,7 +335,12 @@ def describe_limits(limits: Limits, mode: SandboxMode = SandboxMode.BWRAP) -> st
     memory = memory_limit_kind()
     parts = [
         f"memory {limits.memory_mib} MiB (RLIMIT_DATA"
-        + (f", {memory}: heap, /tmp, shared memory)" if memory else ")"),
+        + (
+            f", {memory}: heap, /tmp, shared memory)"
+            if memory
+            else ": the heap and /tmp only; shared memory and memfds are NOT limited, no "
+            "writable memory cgroup or systemd user scope here, docs/tournaments.md#limits)"
+        ),
         f"open files {limits.open_files} (RLIMIT_NOFILE)",
         f"processes {limits.processes} ({processes})"
         if processes
@@ -305,6 +362,11 @@ def launcher(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
     memory = limits.memory_mib * 2**20
     rlimits = [f"--data={memory}:{memory}", f"--nofile={limits.open_files}:{limits.open_files}"]
     prefix = [_tool("setpriv"), "--pdeathsig", "KILL", _tool("prlimit"), *rlimits, "--"]
+    if cgroup is None and (systemd := systemd_scope()):
+        # No cgroup of ours: a transient scope of the user's systemd holds all its memory.
+        # (systemd-run --scope execs setpriv in it; the death signal then ties the bot to
+        # systemd-run's parent, the runner, as without it.)
+        return [systemd, *_scope_options(limits), *prefix]
     if cgroup is not None:
         # The shell moves itself into the cgroups before exec, so nothing escapes them.
         enter = [f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in cgroup.folders]
@@ -801,5 +863,5 @@ async def spawn(
     of the arena's own (``grade --batch``'s worker), which has the organizer's variables
     and never a stranger's."""
     fds = tuple(handover.fds) if handover is not None else ()
-    env = dict(LAUNCHER_ENV if own_env is None else own_env)
+    env = launcher_env() if own_env is None else dict(own_env)
     return await asyncio.create_subprocess_exec(*argv, env=env, pass_fds=fds, **options)
