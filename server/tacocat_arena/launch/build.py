@@ -63,6 +63,9 @@ async def build_package(
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="tacocat-build-") as scratch, sandbox.Handover() as fds:
         log_path = Path(scratch) / "build.log"
+        # Under a root runner the build runs as SANDBOX_UID: the package folder is lent to it
+        # (docs/submissions.md: the build writes its output there) and given back after.
+        lent = sandbox.lend_folder(package.root) if mode is SandboxMode.BWRAP else None
         try:
             command, cwd = _command(package, argv, mode, Path(scratch), fds)
             prefix = sandbox.launcher(settings.limits, None)
@@ -72,8 +75,7 @@ async def build_package(
         except OSError as error:
             return BuildResult(False, f"build: cannot run {package.build!r}: {error}", "", 0)
         finally:
-            if mode is SandboxMode.BWRAP:
-                sandbox.reclaim_folder(package.root)
+            sandbox.reclaim_folder(lent)
         text = _tail(log_path)
     seconds = time.monotonic() - started
     if code is None:
@@ -98,9 +100,6 @@ def _command(
         raise sandbox.SandboxError("sandbox bwrap asked for, but bwrap does not work")
     socket = scratch / "none.sock"  # the sandbox's referee socket: unused here
     socket.touch()
-    # Under a root runner the build runs as SANDBOX_UID: the package folder is lent to it
-    # (docs/submissions.md: the build writes its output there) and taken back after.
-    sandbox.lend_folder(package.root)
     env = {**sandbox.BASE_ENV, **dict(package.env)}
     command = sandbox.bwrap_argv(
         sandbox.load_env_file(argv),

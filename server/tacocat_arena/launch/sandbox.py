@@ -419,49 +419,77 @@ def unreachable_by_bot(folder: Path, *, write: bool) -> str | None:
     )
 
 
-def lend_folder(folder: Path) -> None:
+@dataclass(frozen=True)
+class LentFolder:
+    """A package folder lent to SANDBOX_UID for a root runner's build, and how each entry
+    was before (owner, group, mode, by path inside it), to give it back as it was."""
+
+    folder: Path
+    before: Mapping[str, tuple[int, int, int]]
+
+
+def lend_folder(folder: Path) -> LentFolder | None:
     """Under a root runner, give a package's folder to SANDBOX_UID for its build, which runs
-    as that uid and writes its output there (docs/submissions.md); nothing otherwise (an
+    as that uid and writes its output there (docs/submissions.md); None otherwise (an
     ordinary runner's build is that runner's uid in its user namespace)."""
-    if runs_as_root():
-        _retree(folder, SANDBOX_UID, SANDBOX_UID, readable=False)
+    if not runs_as_root():
+        return None
+    before: dict[str, tuple[int, int, int]] = {}
+
+    def lend(path: str, name: str, dir_fd: int | None) -> None:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        before[path] = (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode))
+        os.chown(name, SANDBOX_UID, SANDBOX_UID, dir_fd=dir_fd, follow_symlinks=False)
+
+    _walk(folder, lend)
+    return LentFolder(folder, before)
 
 
-def reclaim_folder(folder: Path) -> None:
-    """After a root runner's build: the folder and all the build left in it owned by root
-    again, readable by all (the bot runs as SANDBOX_UID and reads it), writable by none
-    else, no set-id bits, and anything but files, folders and links removed.  Walked by
-    descriptor, never following a link the build made."""
-    if runs_as_root():
-        _retree(folder, 0, 0, readable=True)
+def reclaim_folder(lent: LentFolder | None) -> None:
+    """After a root runner's build: every entry that was there before owned and moded as it
+    was, every one the build made owned by the folder's owner, readable by all (the bot,
+    SANDBOX_UID, reads it) and writable by none else, with no set-id bits; FIFOs and sockets
+    removed.  Walked by descriptor, never following a link the build made."""
+    if lent is None:
+        return
+    owner = lent.before.get(".", (0, 0, 0o755))
 
-
-def _retree(folder: Path, uid: int, gid: int, *, readable: bool) -> None:
-    def fix(name: str, dir_fd: int | None) -> None:
+    def reclaim(path: str, name: str, dir_fd: int | None) -> None:
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
+            uid, gid, _ = lent.before.get(path, owner)
             os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
             return
         if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
             os.unlink(name, dir_fd=dir_fd)  # a FIFO or socket a build left: no bot needs it
             return
+        if path in lent.before:
+            uid, gid, mode = lent.before[path]
+        else:
+            uid, gid = owner[:2]
+            mode = info.st_mode & 0o755 | 0o444
+            if stat.S_ISDIR(info.st_mode) or info.st_mode & 0o100:
+                mode |= 0o111
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(name, flags, dir_fd=dir_fd)
         try:
             os.fchown(fd, uid, gid)
-            if readable:
-                mode = info.st_mode & 0o755 | 0o444
-                if stat.S_ISDIR(info.st_mode) or info.st_mode & 0o100:
-                    mode |= 0o111
-                os.fchmod(fd, mode)
+            os.fchmod(fd, mode)
         finally:
             os.close(fd)
 
-    fix(str(folder), None)
-    for _, folders, files, dir_fd in os.fwalk(folder, follow_symlinks=False):
+    _walk(lent.folder, reclaim)
+
+
+def _walk(folder: Path, visit: Callable[[str, str, int | None], None]) -> None:
+    """``visit(path inside folder, name, dir_fd)`` for the folder (".") and every entry in
+    it, by descriptor (``os.fwalk``), never through a link."""
+    visit(".", str(folder), None)
+    for top, folders, files, dir_fd in os.fwalk(folder, follow_symlinks=False):
+        inside = os.path.relpath(top, folder)
         for name in [*folders, *files]:
             with contextlib.suppress(FileNotFoundError):
-                fix(name, dir_fd)
+                visit(os.path.normpath(os.path.join(inside, name)), name, dir_fd)
 
 
 def launcher_missing() -> str | None:
