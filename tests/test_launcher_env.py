@@ -162,6 +162,8 @@ def test_a_slipped_variable_stands_nowhere_before_the_bots_own_exec(
     token) is on the command line at all, only in the handed-over descriptors; unsandboxed,
     only after ``env -i --``, the last exec before the bot's."""
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: "/usr/bin/bwrap")
+    monkeypatch.setattr(sandbox, "code_paths", lambda: ())  # each asks a process otherwise
+    monkeypatch.setattr(sandbox, "_bwrap_has", lambda bwrap, option: True)
     slipped = {"LD_PRELOAD": "/evil/probe.so", "LEVEL": "3"}
     process = _bot(tmp_path, mode, slipped)
     with sandbox.Handover() as handover:
