@@ -246,7 +246,8 @@ def test_sigterm_saves_partial_tables_and_says_how_to_resume(tmp_path: Path) -> 
     saved = len(db_rows(out))
     assert f"Interrupted (SIGTERM). {saved} finished games are saved" in " ".join(stdout.split())
     said = " ".join(stdout.split())
-    assert f"Resume with: tacocat-arena run t.toml --out {out} --resume" in said
+    # The command as typed (its options make the tournament), --out the folder it used.
+    assert f"Resume with: tacocat-arena run t.toml --quiet --out {out} --resume" in said
     assert f"Standings (partial: {saved} of 40 games)" in said
     assert wait_no_processes(token) == []  # the bots were stopped
     assert json.loads((out / "results.json").read_text())["metadata"]["complete"] is False

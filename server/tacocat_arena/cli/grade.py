@@ -5,7 +5,6 @@ The grading itself is in ``grader`` and ``batch``; domain errors become ClickExc
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
@@ -21,6 +20,7 @@ from tacocat_arena.grade.grader import (
 )
 from tacocat_arena.grade.outputs import GRADE_JSON, REPORT_HTML, RESULTS_JSON, grade_table
 from tacocat_arena.grade.rubric import RubricError, load_rubric
+from tacocat_arena.referee.stopping import Stopped, run_until_signalled
 
 
 @click.command("grade")
@@ -88,7 +88,7 @@ def grade(
         if batch is not None:
             if target is not None:
                 raise click.UsageError("give PACKAGE|COMMAND or --batch, not both")
-            grades = asyncio.run(
+            grades = run_until_signalled(
                 grade_batch(
                     batch,
                     rubric,
@@ -126,6 +126,14 @@ def grade(
         )
     except (GradeError, RubricError) as error:
         raise click.ClickException(str(error)) from None
+    except Stopped as stop:
+        # The bots and the referee are stopped; a grade is all or nothing, so none is written.
+        console.print(
+            f"Interrupted ({stop.name}): no grade written. The same deals again: tacocat-arena "
+            f"grade ... --secret-file {out / SECRET_FILE}"
+            + ("" if batch is None else " (a batch grades every student again)")
+        )
+        raise SystemExit(stop.exit_code) from None
     console.print(grade_table(data))
     written = [GRADE_JSON, REPORT_HTML] + ([RESULTS_JSON] if output_format == "gradescope" else [])
     console.print(

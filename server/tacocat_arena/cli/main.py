@@ -151,6 +151,7 @@ def run(
     type=click.Path(file_okay=False, path_type=Path),
     help="Output folder (default: a new folder under tacocat-results/matches).",
 )
+@click.option("--resume", is_flag=True, help="Continue an interrupted match in --out.")
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
 @click.option(
@@ -170,6 +171,7 @@ def play(
     concurrency: int,
     move_timeout: float,
     out: Path | None,
+    resume: bool,
     debug: bool,
     strict: bool,
     sprt: str | None,
@@ -197,11 +199,13 @@ def play(
         games = DEFAULT_SPRT_GAMES if test is not None else 10
     bots = match_bots(first, second)
     if out is None:
+        if resume:
+            raise click.UsageError("--resume continues the match in --out: give its folder")
         out = Path("tacocat-results") / "matches" / time.strftime("%Y%m%d-%H%M%S")
     run_command(
         None,
         bots,
-        resume=False,
+        resume=resume,
         debug=debug,
         strict=strict,
         quiet=quiet,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import json
 import os
 import shlex
 import shutil
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -34,6 +35,7 @@ from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builti
 from tacocat_arena.launch.sandbox import SandboxError
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
+from tacocat_arena.referee.stopping import Stopped, run_until_signalled
 from tacocat_arena.report import render_replay
 from tacocat_arena.report.outputs import OUTPUT_FILES, compute_tables, write_outputs
 from tacocat_arena.report.tables import render_crosstable, render_standings
@@ -48,6 +50,7 @@ from tacocat_arena.tournament.config import (
     TournamentConfig,
     TournamentFormat,
     load_config,
+    with_out,
 )
 from tacocat_arena.tournament.executors import (
     DaskCluster,
@@ -64,7 +67,7 @@ from tacocat_arena.tournament.runner import (
     sandbox_modes,
 )
 from tacocat_arena.tournament.schedule import tournament_plan
-from tacocat_arena.tournament.storage import StorageError, TournamentStore
+from tacocat_arena.tournament.storage import DB_NAME, StorageError, TournamentStore
 from tacocat_arena.tournament.verify import (
     GameEntry,
     InputError,
@@ -114,6 +117,9 @@ def run_command(
         preflight_bots(config)
     except (BotStartError, SandboxError) as error:
         raise click.ClickException(str(error)) from None
+    moved = ""
+    if overrides.get("out") is None and not resume:
+        config, moved = _fresh_out(config)
     try:
         store = TournamentStore(config.out)
         store.claim(config.fingerprint(), resume=resume)
@@ -130,7 +136,7 @@ def run_command(
             else ""
         )
         + f"{config.games_per_pairing} games per "
-        f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}"
+        f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}{moved}"
         + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
     )
     monitor = _match_monitor(config, store, sprt)
@@ -145,31 +151,12 @@ def run_command(
     started = time.monotonic()
     outcome: TournamentRun | None = None
     try:
-        with sigterm_as_ctrl_c() as terminated:
-            outcome = _run_with_progress(
-                config, store, console, quiet, monitor, report_every, executor
-            )
+        outcome = _run_with_progress(config, store, console, quiet, monitor, report_every, executor)
     except (BotStartError, ListenError, ExecutorError) as error:
         store.close()
         raise click.ClickException(str(error)) from None
-    except KeyboardInterrupt:
-        done = store.count()
-        planned = len(tournament_plan(config, store))
-        tables = write_outputs(config, store, complete=False, planned=planned)
-        store.close()
-        if done:
-            console.print(
-                render_standings(
-                    tables.standings, title=f"Standings (partial: {done} of {planned} games)"
-                )
-            )
-        console.print(
-            f"\nInterrupted{' (SIGTERM)' if terminated else ''}. {done} finished games are "
-            f"saved in {store.path}.\nResume with: "
-            f"tacocat-arena run {_resume_hint(config_file, config)} --resume"
-        )
-        # The shell's convention: 128 + the signal's number (SIGINT 130, SIGTERM 143).
-        raise SystemExit(128 + (signal.SIGTERM if terminated else signal.SIGINT)) from None
+    except Stopped as stop:
+        _interrupted(config_file, config, store, console, stop)
     elapsed = time.monotonic() - started
     decided = monitor is not None and monitor.is_decided
     complete = store.count() == outcome.planned or decided
@@ -194,6 +181,33 @@ def run_command(
         console.print(sprt_closing(state, tables.pairings), soft_wrap=True)
         if EXIT_CODES[state.decision]:
             raise SystemExit(EXIT_CODES[state.decision])
+
+
+def _interrupted(
+    config_file: Path | None,
+    config: TournamentConfig,
+    store: TournamentStore,
+    console: Console,
+    stop: Stopped,
+) -> None:
+    """After a stop by a signal (every game's task, the bots and the server already ended):
+    the partial tables, what is saved, how to resume; exit 128 + the signal's number."""
+    done = store.count()
+    planned = len(tournament_plan(config, store))
+    tables = write_outputs(config, store, complete=False, planned=planned)
+    store.close()
+    if done:
+        console.print(
+            render_standings(
+                tables.standings, title=f"Standings (partial: {done} of {planned} games)"
+            )
+        )
+    console.print(
+        f"\nInterrupted{' (SIGTERM)' if stop.signum == signal.SIGTERM else ''}. {done} "
+        f"finished games are saved in {store.path}."
+        f"\nResume with: tacocat-arena {_resume_hint(config_file, config)} --resume"
+    )
+    raise SystemExit(stop.exit_code) from None
 
 
 def _match_monitor(
@@ -238,12 +252,13 @@ _UNWRAPPED_WIDTH = 1000
 
 @contextlib.contextmanager
 def sigterm_as_ctrl_c() -> Iterator[list[int]]:
-    """Within the block, SIGTERM (``kill``, systemd, a container stop) does what Ctrl-C
-    does: the games in flight are abandoned, the bots stopped, the finished games kept.
+    """Within the block (``--workers``: a loop of no asyncio), SIGTERM (``kill``, systemd, a
+    container stop) does what Ctrl-C does: KeyboardInterrupt, the workers' batches abandoned,
+    the finished games kept.  (In process, ``referee.stopping`` handles both signals.)
 
-    It calls the SIGINT handler in force (asyncio.run's, which cancels the main task so that
-    every ``finally`` runs), or raises KeyboardInterrupt where SIGINT is ignored (a
-    background job).  The list it yields gets the signal's number once one has arrived.
+    It calls the SIGINT handler in force, or raises KeyboardInterrupt where SIGINT is
+    ignored (a background job).  The list it yields gets the signal's number once one has
+    arrived.
     """
     received: list[int] = []
 
@@ -318,10 +333,13 @@ def _run_with_progress(
             f"Games run on {executor.description}, in batches of duplicate pairs"
         )
         sandbox_modes(config, progress.console.print)  # as each worker starts its bots
-        with progress:
-            return run_on_workers(config, store, executor, on_start=on_start, on_game=on_game)
+        with progress, sigterm_as_ctrl_c() as terminated:  # no event loop here
+            try:
+                return run_on_workers(config, store, executor, on_start=on_start, on_game=on_game)
+            except KeyboardInterrupt:
+                raise Stopped(signal.SIGTERM if terminated else signal.SIGINT) from None
     with progress:
-        return asyncio.run(
+        return run_until_signalled(
             run_tournament(
                 config,
                 store,
@@ -376,10 +394,73 @@ def describe_result(result: GameResult) -> str:
     )
 
 
+def _fresh_out(config: TournamentConfig) -> tuple[TournamentConfig, str]:
+    """The config with an output folder of its own when none was asked for (no ``--out``)
+    and the default one holds games of another tournament, or a finished one: the demo's
+    ``tacocat-results``, or this very command's before its bot's code changed.  A reader
+    who runs the next documented command must not be refused, nor lose those results.  The
+    first of ``OUT-2``, ``OUT-3``... holding no game is taken; the text (for the header
+    line) says why.  An unfinished run of this same tournament keeps its folder: the store
+    then says to add --resume."""
+    held, fingerprint = _games_in(config.out)
+    if not held or (fingerprint == config.fingerprint() and not _complete(config.out)):
+        return config, ""
+    for number in range(2, 10_000):
+        candidate = config.out.with_name(f"{config.out.name}-{number}")
+        if not _games_in(candidate)[0]:
+            return (
+                with_out(config, candidate),
+                f" ({config.out} already holds {held} games; --out chooses a folder)",
+            )
+    return config, ""  # 10,000 runs: let the store's own message say it
+
+
+def _games_in(folder: Path) -> tuple[int, str | None]:
+    """How many finished games the tournament database in ``folder`` holds (0: none) and
+    the fingerprint of the tournament they belong to, read without writing anything."""
+    path = folder / DB_NAME
+    if not path.is_file():
+        return 0, None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+            (count,) = db.execute("SELECT COUNT(*) FROM games").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 1, None  # unreadable: not ours to take over
+    return int(count), None if row is None else str(row[0])
+
+
+def _complete(folder: Path) -> bool:
+    """Whether the tournament in ``folder`` ran to its end (its results.json says so)."""
+    try:
+        metadata = json.loads((folder / "results.json").read_text(encoding="utf-8"))["metadata"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return bool(metadata.get("complete"))
+
+
 def _resume_hint(config_file: Path | None, config: TournamentConfig) -> str:
-    parts = [str(config_file)] if config_file else []
-    parts.append(f"--out {config.out}")
-    return " ".join(parts)
+    """The arguments after ``tacocat-arena`` that resume this run: the command line as
+    typed (its --bot options, its overrides: they make the tournament's fingerprint)
+    with --out set to the folder actually used, or else the config file and --out."""
+    words = sys.argv[1:]
+    context = click.get_current_context(silent=True)
+    if context is not None and words and words[0] == context.info_name:
+        kept: list[str] = []
+        skip = False
+        for word in words:
+            if skip:
+                skip = False
+            elif word == "--out":
+                skip = True
+            elif not word.startswith("--out=") and word != "--resume":
+                kept.append(word)
+        return shlex.join([*kept, "--out", str(config.out)])
+    parts = ["run", str(config_file)] if config_file else ["run"]
+    return shlex.join([*parts, "--out", str(config.out)])
 
 
 #: How ``play FILE`` runs a script named alone (it need not be executable, nor on PATH).

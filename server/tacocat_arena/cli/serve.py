@@ -4,7 +4,6 @@ and ``arena/store``."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
@@ -188,6 +187,7 @@ def serve(
     from tacocat_arena.launch.build import BuildSettings
     from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
     from tacocat_arena.referee import ClockSettings, RefereeSettings
+    from tacocat_arena.referee.stopping import Stopped, run_until_signalled
     from tacocat_arena.tournament.executors import ExecutorError
 
     web_host, web_port = _address(web, "--web")
@@ -225,9 +225,14 @@ def serve(
         folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
     )
     try:
-        asyncio.run(serve_arena(options, say=lambda line: click.echo(line)))
+        # serve_arena stops on SIGINT/SIGTERM itself (exit 0: a stop is how an arena ends);
+        # run_until_signalled then ends whatever task is left with the loop still alive.
+        run_until_signalled(serve_arena(options, say=lambda line: click.echo(line)))
     except (ArenaError, OSError, SandboxError, ExecutorError) as error:
         raise click.ClickException(str(error)) from None
+    except Stopped as stop:  # during start-up, before the arena took the signals itself
+        click.echo(f"stopped ({stop.name}) while starting; nothing was played")
+        raise SystemExit(stop.exit_code) from None
 
 
 @click.group()

@@ -38,6 +38,7 @@ from tacocat_arena.grade.grader import not_graded as not_graded_items
 from tacocat_arena.grade.outputs import GRADE_JSON, REPORT_HTML, write_grade
 from tacocat_arena.grade.rubric import Rubric, load_rubric
 from tacocat_arena.launch.build import run_bounded
+from tacocat_arena.referee.stopping import run_until_signalled
 from tacocat_arena.report.grading import render_class_page
 
 GRADES_CSV = "grades.csv"
@@ -82,7 +83,9 @@ def grade_to_folder(
     out.mkdir(parents=True, exist_ok=True)
     if keep_secret:
         write_secret(out / SECRET_FILE, secret)
-    grade = asyncio.run(grade_bot(target, rubric, out, secret, student=student, notice=notice))
+    grade = run_until_signalled(
+        grade_bot(target, rubric, out, secret, student=student, notice=notice)
+    )
     return write_grade(out, grade, gradescope=gradescope)
 
 
