@@ -84,6 +84,10 @@ class SessionSummary:
     #: Requests the bot was not asked about because no answer could count any more: the
     #: bot fell behind its clock and the referee had already moved on (see ``run``).
     skipped: int = 0
+    #: Requests left unanswered because they matched no game of the session (no GameStart
+    #: came for it, or its GameEnd had) or their view could not be read: the referee's
+    #: mistake, not the bot's; the session goes on (the referee times them out).
+    unmatched: int = 0
     #: The last session's id (Welcome.session_id) and how it ended: the SessionEnd reason
     #: in lower case (``tournament_over``, ``server_shutdown``, ``removed``), "" if lost.
     session_id: str = ""
@@ -242,8 +246,8 @@ def _play(
                     why = inbox.lapsed(request, arrival.read_at)
                     if why:
                         skips.skipped(request, why)
-                    else:
-                        answers.append(_decide(bot, request, games, policy))
+                    elif (answer := _decide(bot, request, games, policy, summary)) is not None:
+                        answers.append(answer)
                 ended = _handle(bot, item, games, summary, policy)
                 if item.HasField("welcome"):
                     summary.sessions += 1
@@ -432,12 +436,27 @@ class _BotErrors:
 
 
 def _decide(
-    bot: Bot, request: pb.DecisionRequest, games: dict[str, _GameInfo], policy: _BotErrors
-) -> pb.Action:
-    info = games[request.game_id]
-    kind = KIND_FROM_PB[request.kind]
+    bot: Bot,
+    request: pb.DecisionRequest,
+    games: dict[str, _GameInfo],
+    policy: _BotErrors,
+    summary: SessionSummary,
+) -> pb.Action | None:
+    """The bot's answer to ``request``; None (and a line on stderr) for a request that
+    matches no game of this session or whose view cannot be read.  Such a request is the
+    referee's mistake (a conformance check that played on after it ended a game, issue 37),
+    and the bot's session must outlive it: raising here ended the bot, and the bot got the
+    blame."""
+    info = games.get(request.game_id)
+    kind = KIND_FROM_PB.get(request.kind)
+    if info is None or kind is None:
+        why = "no GameStart of that game in this session, or its GameEnd came already"
+        return _unmatched(request, summary, why if info is None else "an unknown kind")
     max_replace = request.legal.replace.max_discard if request.legal.HasField("replace") else 0
-    view = view_from_pb(request.view, info.ruleset, kind, max_replace)
+    try:
+        view = view_from_pb(request.view, info.ruleset, kind, max_replace)
+    except Exception as error:  # a view the rules cannot hold: not the bot's to answer
+        return _unmatched(request, summary, f"its view cannot be read ({error})")
     if policy.strict:
         return action_to_pb(request.game_id, request.request_id, bot.act(view))
     try:
@@ -449,6 +468,21 @@ def _decide(
         reason = fallback_reason(kind.value, error)
         return action_to_pb(request.game_id, request.request_id, action, reason)
     return action_to_pb(request.game_id, request.request_id, action)
+
+
+def _unmatched(request: pb.DecisionRequest, summary: SessionSummary, why: str) -> None:
+    """Leave ``request`` unanswered, say why (the first few times) and count it."""
+    summary.unmatched += 1
+    if summary.unmatched <= _UNMATCHED_SHOWN:
+        _say(
+            f"left request {request.request_id} of game {request.game_id or '-'} unanswered: "
+            f"{why}. The referee sent it in error; the session goes on"
+        )
+    return None
+
+
+#: How many unanswerable requests are told on stderr (all are counted).
+_UNMATCHED_SHOWN = 3
 
 
 #: The longest fallback reason sent (the referee keeps 200 characters).

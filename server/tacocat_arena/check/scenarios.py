@@ -383,7 +383,20 @@ async def concurrent_games(ctx: Context) -> str:
     games = [ctx.new_game(Game(DEFAULT_RULESET, seed=100 + i), i % 2) for i in range(count)]
     for scripted in games:
         await scripted.start()
-    await asyncio.gather(*(s.play_until(lambda s: len(s.asked) >= 12) for s in games))
+    # One game's failure stops the others at their next step, before any game is aborted:
+    # played on (gather does not stop them) they sent requests of games already ended, and
+    # cancelling them in a write could break the stream.
+    failed: list[BaseException] = []
+
+    async def play(scripted: ScriptedGame) -> None:
+        try:
+            await scripted.play_until(lambda s: bool(failed) or len(s.asked) >= 12)
+        except BaseException as error:
+            failed.append(error)
+
+    await asyncio.gather(*(play(s) for s in games))
+    if failed:
+        raise failed[0]
     for scripted in games:
         await scripted.finish()
     return f"{count} games at once, {sum(len(s.asked) for s in games)} decisions interleaved"
