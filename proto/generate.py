@@ -4,6 +4,7 @@
 Usage (from anywhere; paths are relative to this file)::
 
     python proto/generate.py            # write server/tacocat/v1/arena_pb2{.py,.pyi,_grpc.py}
+                                        # and the examples' copies (example_bots/*/proto)
     python proto/generate.py --check    # exit 1 if the committed code is out of date
 
 It runs, for every ``.proto`` under ``proto/``, the equivalent of::
@@ -30,6 +31,13 @@ from pathlib import Path
 PROTO_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = PROTO_ROOT.parent
 DEFAULT_OUT_DIR = REPO_ROOT / "server"
+
+#: The example bots' own copies of the .proto files (a real file, not a link: a folder copied
+#: elsewhere as its header says, ``cp -r example_bots/node mybot``, must still find it).
+EXAMPLE_COPIES = (
+    REPO_ROOT / "example_bots" / "node" / "proto",
+    REPO_ROOT / "example_bots" / "cpp" / "proto",
+)
 
 #: The suffixes protoc writes for one ``name.proto``: ``name_pb2.py``, ``.pyi``, ``_grpc.py``.
 GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
@@ -130,6 +138,32 @@ def stale_files(out_dir: Path = DEFAULT_OUT_DIR, proto_root: Path = PROTO_ROOT) 
     return problems
 
 
+def copy_examples(proto_root: Path = PROTO_ROOT) -> list[Path]:
+    """Write every .proto into each example's ``proto`` folder; the files written."""
+    written = []
+    for folder in EXAMPLE_COPIES:
+        for proto in proto_files(proto_root):
+            target = folder / proto
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes((proto_root / proto).read_bytes())
+            written.append(target)
+    return written
+
+
+def stale_copies(proto_root: Path = PROTO_ROOT) -> list[str]:
+    """Each example's copy of a .proto that is missing, a link, or differs from the source."""
+    problems = []
+    for folder in EXAMPLE_COPIES:
+        if folder.is_symlink():
+            problems.append(f"{folder}: a link (a copied example loses it): a folder of copies")
+            continue
+        for proto in proto_files(proto_root):
+            copy = folder / proto
+            if not copy.is_file() or copy.read_bytes() != (proto_root / proto).read_bytes():
+                problems.append(f"{copy}: missing or not a copy of {proto_root / proto}")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -145,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.check:
-        problems = stale_files(args.out_dir)
+        problems = stale_files(args.out_dir) + stale_copies()
         for problem in problems:
             print(problem, file=sys.stderr)
         if problems:
@@ -153,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print("generated code is up to date")
         return 0
-    for path in generate(args.out_dir):
+    for path in [*generate(args.out_dir), *copy_examples()]:
         try:
             shown = path.relative_to(REPO_ROOT)
         except ValueError:

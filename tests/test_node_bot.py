@@ -244,3 +244,19 @@ def test_the_node_bot_passes_tacocat_arena_check() -> None:
     assert code == 0, report
     # The Node bot does not opt in to batches; every other check passes.
     assert {name for name, status in outcome.items() if status != "pass"} == {"batches"}
+
+
+def test_node_example_copied_as_its_header_says_plays(tmp_path: Path) -> None:
+    """`cp -r example_bots/node mybot` (issue 37): the copy holds its own arena.proto (a
+    link to ../../proto broke), so it plays from wherever it was copied."""
+    subprocess.run(["cp", "-r", str(NODE_DIR), str(tmp_path / "mybot")], check=True)
+    assert (tmp_path / "mybot" / "proto" / "tacocat" / "v1" / "arena.proto").is_file()
+    command = [
+        sys.executable, "-m", "tacocat_arena.cli", "play", "node mybot/bot.js", "greedy",
+        "--games", "2", "--out", str(tmp_path / "out"), "--quiet",
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = list(csv.DictReader((tmp_path / "out" / "standings.csv").open()))
+    assert {row["bot"] for row in rows} == {"bot", "greedy"}, rows
+    assert all(int(row["games"]) == 2 for row in rows), rows

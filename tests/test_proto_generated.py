@@ -296,3 +296,9 @@ def test_stream_over_grpc_aio() -> None:
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_the_examples_hold_copies_of_the_proto_not_links() -> None:
+    """example_bots/node and example_bots/cpp copied elsewhere (``cp -r``) still find
+    arena.proto: a real copy, kept equal to proto/ by ``python proto/generate.py``."""
+    assert generate_script.stale_copies() == []

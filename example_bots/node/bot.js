@@ -19,7 +19,8 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const GRPC_JS_VERSION = require('@grpc/grpc-js/package.json').version;
 
-// proto/ is a link to the repository's proto folder (packed as its files in a package).
+// proto/ holds a copy of the repository's proto/tacocat/v1/arena.proto (python proto/generate.py
+// keeps it equal), so this folder works wherever it is copied.
 const PROTO_PATH = path.resolve(__dirname, 'proto/tacocat/v1/arena.proto');
 const ADDRESS = process.env.TACOCAT_ARENA_ADDRESS || '127.0.0.1:50051';
 const TOKEN = process.env.TACOCAT_ARENA_TOKEN || '';

@@ -23,10 +23,45 @@ from tacocat_arena.launch.package import pack
 POLL_S = 1.0
 
 
+def web_url(arena_url: str) -> str:
+    """``arena_url`` if it is a web address (http:// or https://); else ArenaError saying
+    which address ``--arena`` wants: a bare HOST:PORT is most often the referee's gRPC
+    address, which the bot connects to, not the page ``submit`` talks to."""
+    if arena_url.startswith(("http://", "https://")):
+        return arena_url
+    raise ArenaError(
+        f"--arena {arena_url}: give the arena's web address, http://HOST:PORT (the line "
+        "'web: ...' that `tacocat-arena serve` prints), not the referee's gRPC address that "
+        "bots connect to"
+        + (
+            f"; perhaps --arena http://{arena_url} if that is the web port"
+            if ":" in arena_url
+            else ""
+        )
+    )
+
+
+def package_warnings(path: Path) -> list[str]:
+    """What is likely wrong with the package folder ``path`` before it is packed: the arena
+    builds and runs a package with the network off, so what it needs must be in it.  A
+    Node package (package.json) without node_modules fails at its first ``require``."""
+    if not path.is_dir():
+        return []
+    warnings = []
+    if (path / "package.json").is_file() and not (path / "node_modules").is_dir():
+        warnings.append(
+            f"{path} has a package.json but no node_modules: the arena runs packages without "
+            'network, so the bot would fail with "Cannot find module". Run `npm ci` (or '
+            "`npm install`) in it first, then submit"
+        )
+    return warnings
+
+
 def upload(path: Path, arena_url: str, token: str, timeout: float = 120.0) -> dict[str, Any]:
     """Send the package at ``path`` (a folder, packed here, or an archive) to the arena at
     ``arena_url``; the new version as the arena describes it (``status``, ``reason``...).
     ArenaError with the arena's message when it refuses the upload outright."""
+    web_url(arena_url)
     data = pack(path) if path.is_dir() else path.read_bytes()
     request = urllib.request.Request(
         arena_url.rstrip("/") + "/api/submissions",
@@ -60,7 +95,9 @@ def follow(
     """Poll ``version`` until its status settles (active, rejected, suspended...) or
     ``timeout`` seconds pass (ArenaError); ``on_status`` hears each new status.  With the
     player's ``token`` the arena answers the full reason and the gate's log (its owner's)."""
-    url = f"{arena_url.rstrip('/')}/api/submissions/{version['player']}/{version['version']}"
+    url = (
+        f"{web_url(arena_url).rstrip('/')}/api/submissions/{version['player']}/{version['version']}"
+    )
     deadline = time.monotonic() + timeout
     seen = ""
     while True:

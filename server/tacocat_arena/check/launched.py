@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -146,9 +147,25 @@ async def launched_bot(
 
 
 def log_tail(log_path: Path, lines: int = 15) -> str:
-    """The last ``lines`` lines of the bot's output ("" when there is none)."""
+    """The last ``lines`` lines of the bot's output ("" when there is none), and before
+    them its first error line when the tail lost it: a Node program that cannot find a
+    module prints ``Error: Cannot find module '@grpc/grpc-js'`` and then a stack of twenty
+    lines, so the tail alone showed only the stack, never what was wrong (issue 37)."""
     try:
         text = log_path.read_text(errors="replace").splitlines()
     except OSError:
         return ""
-    return "\n".join(text[-lines:])
+    tail = text[-lines:]
+    head = text[: len(text) - len(tail)]
+    first = next((line for line in head if _ERROR_LINE.match(line)), None)
+    if first is None:
+        return "\n".join(tail)
+    return "\n".join([first.strip(), "...", *tail])
+
+
+#: A line that states an error: ``Error: ...``, ``ModuleNotFoundError: ...``, ``error: ...``,
+#: ``Fatal ...``, ``panic: ...``, C++'s ``terminate called ...``.
+_ERROR_LINE = re.compile(
+    r"^\s*(?:[\w.]*(?:Error|Exception)\b|error\b|fatal\b|panic\b|terminate called)",
+    re.IGNORECASE,
+)

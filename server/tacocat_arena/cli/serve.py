@@ -311,9 +311,11 @@ def submit(path: Path, arena_url: str, token: str, wait: bool, timeout: float) -
     """Upload the bot package PATH (a folder with bot.toml, or a .zip/.tar.gz of one) as your
     next version.  With --wait, exit 0 once it is active, 1 if it is rejected or suspended
     (printing why)."""
-    from tacocat_arena.arena.uploader import follow, upload
+    from tacocat_arena.arena.uploader import follow, package_warnings, upload
     from tacocat_arena.launch.package import PackageError
 
+    for warning in package_warnings(path):
+        click.echo(f"warning: {warning}", err=True)
     try:
         version = upload(path, arena_url, token)
         name = f"{version['player']} v{version['version']}"
