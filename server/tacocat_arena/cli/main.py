@@ -308,6 +308,36 @@ def replay(
 
 
 @main.command()
+@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
+@click.option(
+    "--seat",
+    metavar="SEAT",
+    help="The seat to analyse, 0, 1 or a player's name (default: the seat that lost).",
+)
+@click.option(
+    "--reference",
+    metavar="SPEC",
+    help="The reference search: ismcts?iterations=N&seeds=K&uct=C "
+    "(default: ismcts?iterations=6000&seeds=4).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+def analyze(
+    file: Path, game_id: str | None, seat: str | None, reference: str | None, as_json: bool
+) -> None:
+    """Each decision of a seat in a recorded game, re-searched from what the seat knew.
+
+    Every action gets its value (the game's win probability) and standard error; the move
+    played its loss in win-probability points, marked ?!, ? or ?? only where the loss is
+    also past two standard errors; the game an accuracy %.  FILE is as for replay.  See
+    docs/why-lose.md for how each figure is computed.
+    """
+    from tacocat_arena.cli.why import analyze_command
+
+    analyze_command(file, game_id, seat=seat, reference=reference, as_json=as_json)
+
+
+@main.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 def verify(path: Path) -> None:
     """Re-verify every recorded game in PATH: rules, events, results, marks and timings.

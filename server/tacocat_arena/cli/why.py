@@ -18,6 +18,14 @@ from tacocat_arena.cli.run import load_game_entry
 from tacocat_arena.engine.record import RecordError
 from tacocat_arena.engine.types import Seat
 from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
+from tacocat_arena.play.analysis import (
+    DecisionAnalysis,
+    GameAnalysis,
+    Mark,
+    Reference,
+    ReferenceSpecError,
+    analyze_record,
+)
 from tacocat_arena.referee.settings import ClockSettings
 from tacocat_arena.tournament.verify import GameEntry
 
@@ -154,3 +162,77 @@ def replay_bot_command(
             click.echo(line)
     if report.failed:
         raise SystemExit(1)
+
+
+def analysis_line(analysed: DecisionAnalysis) -> str:
+    """One decision's line: what was played, the reference's best, the loss and its mark."""
+    played = "forfeit" if analysed.played is None else str(analysed.played)
+    head = f"#{analysed.index:<3} round {analysed.round:<2} {analysed.kind:<7} {played:<22}"
+    if analysed.forced:
+        return f"{head} (forced)"
+    mark = analysed.mark.value if analysed.mark is not None else ""
+    return (
+        f"{head} best {str(analysed.best):<22} win {analysed.win_played:5.1f}%  "
+        f"loss {analysed.loss:5.1f} ± {analysed.loss_se:4.1f}  {mark}"
+    ).rstrip()
+
+
+def analysis_summary(analysis: GameAnalysis) -> list[str]:
+    """The closing lines: marks, accuracy, the costliest decisions, the time taken."""
+    accuracy = analysis.accuracy
+    chosen = sum(not d.forced for d in analysis.decisions)
+    marks = ", ".join(f"{analysis.count(mark)} {mark.value}" for mark in Mark)
+    lines = [
+        f"accuracy {'-' if accuracy is None else f'{accuracy:.1f}%'} over {chosen} decisions "
+        f"with a choice ({len(analysis.decisions) - chosen} forced); marks: {marks}",
+    ]
+    costliest = analysis.costliest()
+    if costliest:
+        lines.append(
+            "the costliest: "
+            + "; ".join(
+                f"#{d.index} {d.kind} {'forfeit' if d.played is None else d.played} "
+                f"(-{d.loss:.1f} points{' ' + d.mark.value if d.mark else ''}, best {d.best})"
+                for d in costliest
+            )
+        )
+    lines.extend(analysis.notes)
+    lines.append(f"analysed in {analysis.seconds:.1f} s")
+    return lines
+
+
+def analyze_command(
+    file: Path,
+    game_id: str | None,
+    *,
+    seat: str | None,
+    reference: str | None,
+    as_json: bool,
+) -> None:
+    """``analyze GAME``: each decision of the seat re-searched, losses and marks printed."""
+    entry = playable_entry(file, game_id)
+    chosen = pick_seat(entry, seat)
+    try:
+        spec = Reference.parse(reference)
+    except ReferenceSpecError as error:
+        raise click.BadParameter(str(error), param_hint="--reference") from None
+    names = entry.seat_names
+    if not as_json:
+        click.echo(
+            f"game {entry.game_id}: {names[0]} (seat 0) vs {names[1]} (seat 1); analysing seat "
+            f"{chosen} ({names[chosen]}) with {spec} (losses in the game's win-probability points)"
+        )
+
+    def show(analysed: DecisionAnalysis) -> None:
+        click.echo(analysis_line(analysed))
+
+    try:
+        analysis = analyze_record(entry.record, chosen, spec, progress=None if as_json else show)
+    except RecordError as error:
+        raise click.ClickException(f"the record of game {entry.game_id}: {error}") from None
+    if as_json:
+        data = {"game": entry.game_id, "players": list(names), **analysis.to_json()}
+        click.echo(json.dumps(data, indent=2))
+        return
+    for line in analysis_summary(analysis):
+        click.echo(line)

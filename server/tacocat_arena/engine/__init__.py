@@ -9,7 +9,7 @@ function of (ruleset, seed, actions)::
 """
 
 from tacocat_arena.engine.errors import ActionError, IllegalActionError, InvalidActionError
-from tacocat_arena.engine.game import Event, Game, round_deck
+from tacocat_arena.engine.game import Event, Game, move_tacocat, round_deck
 from tacocat_arena.engine.legal import (
     check_attack_shape,
     check_defence,
@@ -92,6 +92,7 @@ __all__ = [
     "public_event",
     "spectator_event",
     "replay",
+    "move_tacocat",
     "round_deck",
     "sample_defence",
     "to_record",

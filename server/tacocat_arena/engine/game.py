@@ -107,6 +107,20 @@ _PHASE_RULE = {
 }
 
 
+def move_tacocat(
+    tacocat: int, covered: tuple[bool, ...], winner: Seat
+) -> tuple[int, tuple[bool, ...]]:
+    """Where a round won by ``winner`` leaves the Tacocat, and the covered spaces after it:
+    one space toward the winner's goal (M1), the space it left covered (M2), covered spaces
+    skipped (M3).  ``covered`` holds one flag per position, the goals included."""
+    step = -1 if winner == SEAT_0 else 1  # M1: seat 0's goal is position 0
+    covered = covered[:tacocat] + (True,) + covered[tacocat + 1 :]  # M2
+    position, last = tacocat + step, len(covered) - 2
+    while 1 <= position <= last and covered[position]:
+        position += step  # M3: skip covered spaces
+    return position, covered
+
+
 def round_deck(ruleset: Ruleset, seed: int, round_number: int) -> list[Card]:
     """The shuffled deck of one round: depends only on (ruleset deck, seed, round) (S2, M4)."""
     rng = random.Random(seed)
@@ -537,14 +551,8 @@ class Game:
         start = self.tacocat
         covered: int | None = None
         if winner is not None:
-            step = -1 if winner == SEAT_0 else 1  # M1: seat 0's goal is position 0
-            self.covered = self.covered[:start] + (True,) + self.covered[start + 1 :]  # M2
+            self.tacocat, self.covered = move_tacocat(start, self.covered, winner)
             covered = start
-            position = start + step
-            last = self.ruleset.spaces
-            while 1 <= position <= last and self.covered[position]:
-                position += step  # M3: skip covered spaces
-            self.tacocat = position
         self.round_results += (
             RoundResult(self.round, winner, showdown, start, self.tacocat, covered),
         )

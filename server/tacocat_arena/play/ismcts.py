@@ -142,12 +142,34 @@ class IsmctsPolicy:
             for _ in range(self.iterations):
                 self._simulate(worlds.sample(), root, root_actions, me)
             return root.most_visited()
+        self._paired(view, root_actions, root, worlds)
+        stats = root.stats  # every action seen equally often: greedy's (first) wins ties
+        return max(root_actions, key=lambda action: stats[action][1])
+
+    def evaluate(self, view: SeatView, actions: Sequence[Action]) -> dict[Action, list[float]]:
+        """Each of ``actions`` (legal for ``view``) tried in the same worlds, as ``act`` tries
+        its candidates when ``paired``: per action, the round's result for the seat in each
+        world, in the order the worlds were dealt (+1 won, -1 lost, 0 tied).  The search
+        below the root is the same tree as ``act``'s; ``analyze`` reads its values."""
+        if view.kind is None:
+            raise ValueError("no decision is pending for this view")
+        if not actions:
+            raise ValueError("no action to evaluate")
+        worlds = RoundWorlds(view, self.rng, kept_lowest=self.kept_lowest)
+        return self._paired(view, list(dict.fromkeys(actions)), _Node(), worlds)
+
+    def _paired(
+        self, view: SeatView, root_actions: Sequence[Action], root: _Node, worlds: RoundWorlds
+    ) -> dict[Action, list[float]]:
+        """Every root action simulated once in each dealt world; each one's results."""
+        results: dict[Action, list[float]] = {action: [] for action in root_actions}
+        me = view.seat
         for _ in range(max(2, self.iterations // len(root_actions))):
             hidden = worlds.deal()
             for action in root_actions:
-                self._simulate(worlds.build(*hidden), root, root_actions, me, action)
-        stats = root.stats  # every action seen equally often: greedy's (first) wins ties
-        return max(root_actions, key=lambda action: stats[action][1])
+                value = self._simulate(worlds.build(*hidden), root, root_actions, me, action)
+                results[action].append(value)
+        return results
 
     def _simulate(
         self,
@@ -156,10 +178,10 @@ class IsmctsPolicy:
         root_actions: Sequence[Action],
         me: int,
         first: Action | None = None,
-    ) -> None:
+    ) -> float:
         """One simulation in a world at the root's moment: ``first`` (or UCB1's choice at the
         root), down the tree, one new node, then the greedy playout to the round's end (the
-        world's game ends with its round)."""
+        world's game ends with its round); the round's result for ``me``."""
         uct, rng = self.uct, self.rng
         seen = game.seen[me]  # what this seat has seen since the root, as the engine logs it
         if first is None:
@@ -195,6 +217,7 @@ class IsmctsPolicy:
             entry = node.stats[action]
             entry[0] += 1
             entry[1] += 0.0 if winner is None else (1.0 if winner == seat else -1.0)
+        return 0.0 if winner is None else (1.0 if winner == me else -1.0)
 
 
 def _greedy(game: Game, seat: int) -> Action:
