@@ -245,7 +245,7 @@ class Look:
         return cls(
             server_info=server_info,
             session_id=session_id,
-            game_ids="L{n:06d}a",
+            game_ids="L{n:06d}a",  # a version's first instance plays the pairs' 'a' games
             match_info="deal {n}",
             first_game=pair,
             opponent_name=opponent_name,
