@@ -173,6 +173,8 @@ def test_bwrap_hides_the_config_the_output_and_other_bots(
     tmp_path: Path, root: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sandbox, "runs_as_root", lambda: root)
+    monkeypatch.setattr(sandbox, "code_paths", lambda: ())  # each asks a process otherwise
+    monkeypatch.setattr(sandbox, "_bwrap_has", lambda bwrap, option: True)
     (tmp_path / "tournament.toml").write_text("seed = 1\n")
     (tmp_path / "out").mkdir()
     (tmp_path / "other").mkdir()
@@ -235,6 +237,7 @@ def test_hiding_never_takes_the_code_or_the_bots_own_folder_away(
     for path in (code, mine, theirs):
         path.mkdir(parents=True)
     monkeypatch.setattr(sandbox, "code_paths", lambda: (code, package))
+    monkeypatch.setattr(sandbox, "_bwrap_has", lambda bwrap, option: True)  # no process
 
     def mounts(bot_dir: Path, hide: list[Path]) -> list[str]:
         socket = tmp_path / "s.sock"
