@@ -3,8 +3,12 @@
 ``Hosting`` joins the parts.  An upload becomes a version (``submissions``); the **gate**
 builds it (``launch.build``, sandboxed, network off, time-limited) and puts it through every
 ``check`` in the same sandbox and launcher it will play in; a version that passes is
-``active``.  The hosted ladder then pairs active versions with each other and with connected
-bots (``matchmaking.choose_pairs``, as the ladder pairs connected bots).  Two versions play
+``active``, or ``probation`` beside its player's active version until it has played
+``probation_games`` (``arena/moderation.py`` has the rules, and those of suspensions,
+roll-backs and revoked players).  The hosted ladder then pairs playing versions with each
+other and with connected bots (``matchmaking.hosted_pairs``): least met first, games in
+flight counted, a version taking any free slot (batch or game) whatever else it plays, each
+connected bot within its own limit; two identities of one player never meet.  Two versions play
 their pairing's duplicate deals as a **batch** (``tournament.executors.play_batch``: a
 referee of its own, both versions sandboxed, twin instances for the two games of a deal) in a
 worker process (``serve --workers N``) or on a Dask cluster (``serve --cluster``): the same
@@ -23,6 +27,13 @@ a few players at once, the player who used the gates least first.
 ``health_streak`` times in a row is ``suspended`` with the reason.  A restarted arena finds
 its active versions in the store and plays on; a version left ``checking`` by a stop is
 checked again.
+
+**Stopping a version** (suspended, revoked, replaced; by this process or by a command beside
+it, noticed within ``ladder.PLAYERS_POLL_S``): it gets no new game at once, and its games
+against connected bots in flight end at once (its process is stopped: the game is forfeited
+by it, and not counted against its health).  A batch of it already on a worker plays out (at
+most ``pairs_per_batch`` deals, seconds for most bots) and is recorded: the worker cannot be
+interrupted without losing the other version's games too.
 """
 
 from __future__ import annotations
@@ -41,13 +52,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tacocat_arena import __version__
+from tacocat_arena.arena import moderation
 from tacocat_arena.arena.deals import ladder_seed
 from tacocat_arena.arena.gates import GateQueue, GateSettings
-from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
+from tacocat_arena.arena.ladder import Arena, Booking
+from tacocat_arena.arena.matchmaking import hosted_pairs, pair_key
 from tacocat_arena.arena.players import hash_token
 from tacocat_arena.arena.store import LADDER
 from tacocat_arena.arena.submissions import (
+    PLAYING,
     Status,
     Submissions,
     UploadQuota,
@@ -101,6 +114,10 @@ class HostedSettings:
     health_streak: int = 5
     #: Times a batch is sent again after its worker was lost.
     retries: int = 2
+    #: Games a new version plays beside its player's active one before it replaces it
+    #: (0: it replaces it as soon as it passes the gate).  Above ``health_streak``, so a
+    #: version that crashes in every game is suspended before it retires anything.
+    probation_games: int = 20
 
 
 class BatchRunner(Protocol):
@@ -207,12 +224,16 @@ class Hosting:
         self.batches_lost = 0
         self.gates = GateQueue(settings.gates, self.gate, self._superseded)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._running: set[frozenset[str]] = set()
+        #: Batches on the workers now (each takes one of ``runner.slots``).
+        self._batches = 0
+        #: The versions on the ladder (active or in probation), by identity.
         self._active: dict[str, Version] = {}
+        #: The processes this arena runs for games against connected bots, by version
+        #: identity: stopped at once when their version stops playing.
+        self._processes: dict[str, set[BotProcess]] = collections.defaultdict(set)
         #: Token hashes of the hosted processes the arena runs itself (games against
         #: connected bots: ``_play_mixed``), by identity; the arena's referee accepts them.
         self._process_hashes: dict[str, str] = {}
-        self._mixed = 0
         #: Where sandboxed hosted processes reach the arena's referee (``serve`` listens
         #: there), and where unsandboxed ones do (set once the referee listens).
         #: Named for this process (``launch.scratch``): an arena killed with -9 leaves it, the
@@ -228,8 +249,16 @@ class Hosting:
     # -- what the pages and the API read ------------------------------------------------------
     def summaries(self) -> list[dict[str, Any]]:
         """Every version, oldest first, as ``GET /api/submissions`` lists them (public)."""
-        played = self.arena.games_played
-        return [version_summary(v, played[v.identity]) for v in self.submissions.versions()]
+        return [self.summary(v) for v in self.submissions.versions()]
+
+    def summary(self, version: Version, private: bool = False) -> dict[str, Any]:
+        """One version as the API lists it (``private``: its owner's or the organizer's
+        view, ``version_summary``), with the games its probation has left."""
+        games = self.arena.games_played[version.identity]
+        left = 0
+        if version.status is Status.PROBATION:
+            left = max(0, self.settings.probation_games - games)
+        return {**version_summary(version, games, private), "probation_left": left}
 
     def detail(self, player: str, number: int, private: bool = False) -> dict[str, Any] | None:
         """One version, or None; ``private`` (its owner, the organizer): with the full reason
@@ -237,7 +266,7 @@ class Hosting:
         version = self.submissions.get(player, number)
         if version is None:
             return None
-        found = version_summary(version, self.arena.games_played[version.identity], private)
+        found = self.summary(version, private)
         return {**found, "log": version.log} if private else found
 
     def is_hosted(self, name: str) -> bool:
@@ -322,7 +351,17 @@ class Hosting:
             return self._settled(
                 self.submissions.settle(version, Status.REJECTED, reason, text, public=public)
             )
-        return self._settled(self.submissions.activate(version, text))
+        return self._settled(self._passed(version, text))
+
+    def _passed(self, version: Version, log_text: str) -> Version:
+        """The gate passed: probation or active (``moderation.passed_gate``), or revoked if
+        its player was revoked while it was checked."""
+        if not self.arena.is_registered(version.player):
+            reason = "its player was revoked by the organizer"
+            return self.submissions.settle(version, Status.REVOKED, reason, log_text)
+        return moderation.passed_gate(
+            self.submissions, version, log_text, self.settings.probation_games
+        )
 
     def _gate_look(self, version: Version) -> Look:
         """The gate's referee as a ladder game's: the arena's name and clock, another
@@ -347,8 +386,44 @@ class Hosting:
         return version
 
     def refresh(self) -> None:
-        """Re-read which versions are active (after a gate, a suspension)."""
-        self._active = {v.identity: v for v in self.submissions.with_status(Status.ACTIVE)}
+        """Re-read which versions play (after a gate, a suspension, a roll-back; or another
+        process's change) and stop at once the processes of those that no longer do."""
+        self._active = {v.identity: v for v in self.submissions.with_status(*PLAYING)}
+        for name in [n for n, found in self._processes.items() if found and n not in self._active]:
+            for process in list(self._processes[name]):
+                log.info("version %s stopped playing: stopping its process", name)
+                self._spawn(process.stop())
+
+    def sync(self) -> None:
+        """The store changed (``Arena.check_players``): revoke the versions of players
+        revoked since (by the desk, or ``players revoke`` in another process), then
+        ``refresh``."""
+        for player in self.arena.revoked_players():
+            moderation.revoke_versions(self.submissions, player)
+        self.refresh()
+
+    # -- moderation (``arena/moderation.py``'s rules; the web API and CLI call these) ---------
+    def suspend(self, player: str, number: int, reason: str) -> Version:
+        """The organizer suspends a version (NoSuchVersion, NotAllowed)."""
+        return self._changed(moderation.suspend(self.submissions, player, number, reason))
+
+    def reinstate(self, player: str, number: int) -> Version:
+        """The organizer reinstates a suspended version."""
+        self.streaks.pop(moderation.find(self.submissions, player, number).identity, None)
+        return self._changed(moderation.reinstate(self.submissions, player, number))
+
+    def choose(self, player: str, number: int) -> Version:
+        """The player makes one of its passed versions the active one (a roll-back)."""
+        registered = self.arena.is_registered(player)
+        return self._changed(
+            moderation.choose(self.submissions, player, number, registered=registered)
+        )
+
+    def _changed(self, version: Version) -> Version:
+        log.info("version %s: %s (%s)", version.identity, version.status, version.reason)
+        self.refresh()
+        self.arena.wake()
+        return version
 
     # -- playing --------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
@@ -360,7 +435,7 @@ class Hosting:
         try:
             while not stop.is_set():
                 if self.arena.settings.ladder and not self.arena.paused:
-                    self._start_batches()
+                    self.start_games()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.arena.changes.wait(1.0), 1.5)
         finally:
@@ -380,44 +455,45 @@ class Hosting:
         """The token hash of hosted process ``name`` while the arena runs it, else None."""
         return self._process_hashes.get(name)
 
-    def _start_batches(self) -> None:
-        """Pair free active versions with each other (a batch on a worker) and with connected
-        bots (a game in this process, against the arena's own referee), as the ladder pairs
-        connected bots: least met first, then closest rating."""
+    def start_games(self) -> None:
+        """Start what the free slots allow (``matchmaking.hosted_pairs``): batches of two
+        playing versions on the workers, and games of the arena's own referee, a version
+        against a connected bot or two connected bots (``Arena.start_pair``), least met
+        first over all of them."""
         arena = self.arena
-        busy = {name for pairing in self._running for name in pairing}
-        capacity = {name: 1 for name in self._active if name not in busy}
-        if not capacity:
+        batch_slots = self.runner.slots - self._batches if self._active else 0
+        mixed_slots = arena.concurrency_left()
+        connected = arena.connected_capacity() if mixed_slots > 0 else {}
+        if batch_slots <= 0 and not connected:
             return
-        for name in list(arena.referee.sessions):
-            if arena.can_play(name):
-                capacity[name] = arena.settings.per_bot - arena.in_flight[name]
-        batch_slots = self.runner.slots - (len(self._running) - self._mixed)
-        mixed_slots = arena.settings.concurrency - sum(arena.in_flight.values()) // 2
-        slots = max(0, batch_slots) + max(0, mixed_slots)
-
-        def allowed(a: str, b: str) -> bool:
-            return a in self._active or b in self._active
-
-        for a, b in choose_pairs(
-            capacity, arena.meetings, arena.ratings, slots, arena.rng, allowed
-        ):
-            hosted = a in self._active and b in self._active
-            if hosted and batch_slots <= 0 or not hosted and mixed_slots <= 0:
-                continue
-            pairs = self.settings.pairs_per_batch if hosted else 1
+        batches, games = hosted_pairs(
+            list(self._active),
+            connected,
+            arena.expected_meetings(),
+            arena.ratings,
+            batch_slots,
+            mixed_slots,
+            arena.rng,
+        )
+        for a, b in batches:
+            pairs = self.settings.pairs_per_batch
             first = arena.take_pairs(pairs)
-            self._running.add(frozenset((a, b)))
+            booking = arena.book(a, b, 2 * pairs)
+            self._batches += 1
             for name in (a, b):
                 arena.in_flight[name] += 1
-            if hosted:
-                batch_slots -= 1
-                self._spawn(self._play(self._batch(a, b, range(first, first + pairs))))
-            else:
-                mixed_slots -= 1
-                self._mixed += 1
-                mine, theirs = (a, b) if a in self._active else (b, a)
-                self._spawn(self._play_mixed(mine, theirs, first))
+            self._spawn(self._play(self._batch(a, b, range(first, first + pairs)), booking))
+        for a, b in games:
+            if a not in self._active and b not in self._active:
+                arena.start_pair(a, b)
+                continue
+            mine, theirs = (a, b) if a in self._active else (b, a)
+            first = arena.take_pairs(arena.deals_of(mine, theirs))
+            booking = arena.book(mine, theirs, 2)
+            arena.local_pairs += 1
+            for name in (mine, theirs):
+                arena.in_flight[name] += 1
+            self._spawn(self._play_mixed(mine, theirs, first, booking))
 
     def _batch(self, a: str, b: str, pairs: range) -> Batch:
         games = []
@@ -450,7 +526,7 @@ class Hosting:
             max_restarts=1,
         )
 
-    async def _play(self, batch: Batch) -> None:
+    async def _play(self, batch: Batch, booking: Booking) -> None:
         a, b = batch.bots
         try:
             for attempt in range(self.settings.retries + 1):
@@ -467,24 +543,30 @@ class Hosting:
                     log.warning("batch %s of %s and %s failed: %s", batch.index, a, b, error)
                     self._strike_for(str(error), (a, b))
                     return
-                await self._commit(games)
+                await self._commit(games, booking)
                 return
         finally:
-            self._running.discard(frozenset((a, b)))
+            booking.close()
+            self._batches -= 1
             for name in (a, b):
                 self.arena.in_flight[name] -= 1
             self.arena.wake()
 
-    async def _play_mixed(self, mine: str, theirs: str, pair: int) -> None:
-        """One duplicate deal between hosted version ``mine`` and connected bot ``theirs``,
-        played by the arena's referee: the version's process (its twin for the second game)
-        is started here, sandboxed, for its game alone."""
+    async def _play_mixed(self, mine: str, theirs: str, first: int, booking: Booking) -> None:
+        """The two games of hosted version ``mine`` against connected bot ``theirs``, seats
+        swapped (``Arena.deal_plan``: independent deals by default), played by the arena's
+        referee: the version's process (its twin for the second game) is started here,
+        sandboxed, for its game alone."""
         arena = self.arena
-        seed = ladder_seed(arena.seed, arena.secret, LADDER, (mine, theirs), pair)
+        seeds = set()
         try:
-            for half, seats in enumerate(((mine, theirs), (theirs, mine))):
+            for half, (game_id, seats, pair, info) in enumerate(
+                arena.deal_plan(mine, theirs, first)
+            ):
                 if arena.closing or mine not in self._active or not arena.can_play(theirs):
                     break
+                seed = ladder_seed(arena.seed, arena.secret, LADDER, (mine, theirs), pair)
+                seeds.add(seed)
                 instance = mine if half == 0 else mine + TWIN_SUFFIX
                 try:
                     process = await self._start_process(instance, self._active[mine])
@@ -492,10 +574,9 @@ class Hosting:
                     log.warning("hosted %s could not start: %s", instance, error)
                     self._strike(mine, str(error))
                     break
+                self._processes[mine].add(process)
                 try:
                     played = tuple(instance if name == mine else name for name in seats)
-                    game_id = f"L{pair:06d}{'ab'[half]}"
-                    info = f"ladder pair {pair}, deal {half + 1} of 2"
                     report = await arena.play_game(
                         game_id, (played[0], played[1]), seed, info, LADDER
                     )
@@ -503,15 +584,19 @@ class Hosting:
                         break
                     report.players = seats  # the record names the bots, as ``run``'s does
                     result = game_result(report, seats)
-                    await arena.commit_result(result, report.detail, report.record, LADDER, pair)
+                    await arena.commit_result(
+                        result, report.detail, report.record, LADDER, pair, booking
+                    )
                     self._health(result)
                 finally:
+                    self._processes[mine].discard(process)
                     await process.stop()
                     self._process_hashes.pop(instance, None)
-            arena.publish(arena.held.pop((seed, pair_key(mine, theirs)), []))
+            for seed in seeds:
+                arena.publish(arena.held.pop((seed, pair_key(mine, theirs)), []))
         finally:
-            self._mixed -= 1
-            self._running.discard(frozenset((mine, theirs)))
+            booking.close()
+            arena.local_pairs -= 1
             for name in (mine, theirs):
                 arena.in_flight[name] -= 1
             arena.wake()
@@ -543,13 +628,13 @@ class Hosting:
             raise
         return process
 
-    async def _commit(self, games: list[FinishedGame]) -> None:
+    async def _commit(self, games: list[FinishedGame], booking: Booking) -> None:
         committed = []
         for result, detail, record in games:
             if self.arena.store.game(result.game_id) is not None:
                 continue  # played twice (a batch sent again): recorded once
             pair = int(result.game_id[1:-1])  # L000123a
-            await self.arena.commit_result(result, detail, record, LADDER, pair)
+            await self.arena.commit_result(result, detail, record, LADDER, pair, booking)
             committed.append(result)
             self._health(result)
         self.batches_played += 1
@@ -557,6 +642,8 @@ class Hosting:
             listener(committed)
 
     def _health(self, result: GameResult) -> None:
+        """Count a game for its versions' health; a version in probation that has played
+        its games and is still in it replaces its player's active one."""
         for seat, name in enumerate(result.seats):
             if name not in self._active:
                 continue
@@ -564,8 +651,15 @@ class Hosting:
                 self.streaks[name] += 1
                 if self.streaks[name] >= self.settings.health_streak:
                     self._suspend(name, f"{result.reason.value} ({result.game_id})")
+                    continue
             else:
                 self.streaks[name] = 0
+            version = self._active[name]
+            if (
+                version.status is Status.PROBATION
+                and self.arena.games_played[name] >= self.settings.probation_games
+            ):
+                self._settled(moderation.end_probation(self.submissions, version))
 
     def _strike_for(self, message: str, names: tuple[str, str]) -> None:
         """A batch failed (a bot could not start): the version its message names is at

@@ -2,10 +2,21 @@
 
 ``Arena`` owns the store, the referee (bots authenticate against the store's token hashes;
 a new connection with a bot's token replaces its old session), the games in flight and the
-live standings.  Its matchmaking loop pairs connected bots in duplicate pairs (one deal,
-seats swapped: see ``matchmaking.choose_pairs``) up to the configured concurrency; a game
-counts once it is committed to the store.  A bot that leaves forfeits only its games in
-flight (the referee decides that) and is not paired until it comes back.
+live standings.  Its matchmaking loop pairs connected bots (``matchmaking.choose_pairs``)
+up to the configured concurrency, each bot within its own limit: the ladder's ``per_bot``
+and the ``max_concurrent_games`` its Hello asked for, whichever is smaller (a pair plays
+its two games in turn, so a bot in k pairs plays at most k games at once).  A game counts
+once it is committed to the store; a pair's games still to play are **booked** meanwhile
+(``Booking``), so the matchmaker counts them as met.  A bot that leaves forfeits only its
+games in flight (the referee decides that) and is not paired until it comes back.
+
+**Deals.**  Two hosted versions play a duplicate pair: one deal, seats swapped.  A
+*connected* bot is one process that remembers what it saw, so the second game of one deal
+would be open to it (its first hand is its opponent's second: 983 of 983 hands predicted,
+issue 34).  With ``independent_deals`` (the default) a pairing with a connected bot plays
+its two games on two deals of their own instead, each its own pair number and secret, seats
+swapped; each game is published as soon as it ends (no twin shares its deal) and its record
+says so (``record["ladder"]["deals"]``).
 
 A committed game is *held* until its duplicate twin has ended too (the rule ``run`` follows
 for games.jsonl): its record holds the deal the twin is playing, so until then it is counted
@@ -81,6 +92,9 @@ class LadderSettings:
     refresh_s: float = 1.0
     #: Whether the ladder pairs bots (False while a round-robin event runs alone).
     ladder: bool = True
+    #: Whether a pairing with a connected bot plays its two games on independent deals
+    #: rather than one deal twice (module docstring: a connected bot remembers a deal).
+    independent_deals: bool = True
 
     def __post_init__(self) -> None:
         if self.concurrency < 1 or self.per_bot < 1 or self.games_per_bot < 0:
@@ -95,6 +109,31 @@ class ConnectionFailure:
     name: str
     peer: str
     reason: str
+
+
+class Booking:
+    """Games planned for a pair and not yet committed: counted as met by the matchmaker
+    (``Arena.expected_meetings``) from the moment they are planned, so the next free slot
+    goes to a pair that has met less, not again to the pair being played."""
+
+    def __init__(self, reserved: collections.Counter[tuple[str, str]], a: str, b: str,
+                 games: int) -> None:  # fmt: skip
+        self.key = pair_key(a, b)
+        self.left = games
+        self._reserved = reserved
+        reserved[self.key] += games
+
+    def played(self, games: int = 1) -> None:
+        """``games`` of them were committed (they count in ``Arena.meetings`` now)."""
+        games = min(games, self.left)
+        self.left -= games
+        self._reserved[self.key] -= games
+        if self._reserved[self.key] <= 0:
+            del self._reserved[self.key]
+
+    def close(self) -> None:
+        """The pair is over: the games not played never will be."""
+        self.played(self.left)
 
 
 @dataclass
@@ -213,6 +252,11 @@ class Arena:
             bot for r in stored for bot in r.seats
         )
         self.in_flight: collections.Counter[str] = collections.Counter()
+        #: Games booked and not yet committed, by pair (``Booking``).
+        self.reserved: collections.Counter[tuple[str, str]] = collections.Counter()
+        #: Pairs this process referees now (ladder pairs and hosted-against-connected): the
+        #: ``concurrency`` setting bounds them (hosted batches are bounded by their workers).
+        self.local_pairs = 0
         self.live: dict[str, LiveGame] = {}
         #: The newest published games, newest first (the index page reads them every time).
         self.recent: collections.deque[StoredGame] = collections.deque(
@@ -242,6 +286,7 @@ class Arena:
         #: longer its player's (revoked, or revoked and added again) is ended.
         self.token_of: dict[BotSession, str] = {}
         self._active: dict[str, str] = {}
+        self._revoked: set[str] = set()
         self._data_version = -1
         self._history_cache: dict[tuple[str, int], list[tuple[int, float, float]]] = {}
         #: The submitted bots' side of the arena (``arena.hosted``), once attached.
@@ -365,6 +410,9 @@ class Arena:
         if reread or version != self._data_version:
             self._data_version = version
             self._active = self.store.active_hashes()
+            self._revoked = {p.name for p in self.store.players() if not p.is_active}
+            if self.hosting is not None:
+                self.hosting.sync()  # its versions: revoked, suspended... elsewhere
         hosted = self.hosting.process_hash if self.hosting is not None else lambda name: None
         for name, session in list(self.referee.sessions.items()):
             if hosted(name) is not None:
@@ -381,9 +429,44 @@ class Arena:
             self.check_players()
             await asyncio.sleep(PLAYERS_POLL_S)
 
+    def is_registered(self, player: str) -> bool:
+        """Whether ``player`` is a registered player now (not revoked)."""
+        return player in self.store.active_hashes()
+
+    def revoked_players(self) -> frozenset[str]:
+        """The players revoked (as of the last ``check_players``)."""
+        return frozenset(self._revoked)
+
     def is_active(self, name: str) -> bool:
         """Whether ``name`` is a registered player whose token works (not revoked)."""
         return name in self._active
+
+    def expected_meetings(self) -> dict[tuple[str, str], int]:
+        """Games each pair has played plus those booked for it (what "met" means to the
+        matchmaker)."""
+        met = dict(self.meetings)
+        for key, games in self.reserved.items():
+            met[key] = met.get(key, 0) + games
+        return met
+
+    def book(self, a: str, b: str, games: int) -> Booking:
+        """Book ``games`` between ``a`` and ``b`` (``Booking``)."""
+        return Booking(self.reserved, a, b, games)
+
+    def capacity_of(self, name: str) -> int:
+        """How many more pairs connected bot ``name`` may play now: the ladder's ``per_bot``
+        or the ``max_concurrent_games`` its session asked for, whichever is smaller, less
+        the pairs it plays (0 if it cannot play)."""
+        if not self.can_play(name):
+            return 0
+        session = self.referee.live_session(name)
+        asked = session.max_concurrent_games if session is not None else 0
+        limit = min(self.settings.per_bot, asked) if asked > 0 else self.settings.per_bot
+        return max(0, limit - self.in_flight[name])
+
+    def concurrency_left(self) -> int:
+        """How many more pairs this process may referee now."""
+        return max(0, self.settings.concurrency - self.local_pairs)
 
     def can_play(self, name: str) -> bool:
         """Connected with its player's current token, under the per-bot game limit."""
@@ -403,18 +486,51 @@ class Arena:
         self._next_pair += count
         return first
 
+    def connected_capacity(self) -> dict[str, int]:
+        """Every connected bot that may play now, with its ``capacity_of``."""
+        capacity = {name: self.capacity_of(name) for name in list(self.referee.sessions)}
+        return {name: n for name, n in capacity.items() if n > 0}
+
+    def deals_of(self, a: str, b: str) -> int:
+        """How many pair numbers a pairing's two games take: two when a connected bot plays
+        and ``independent_deals`` is on (a deal each), else one (a duplicate deal)."""
+        hosting = self.hosting
+        connected = [n for n in (a, b) if hosting is None or not hosting.is_hosted(n)]
+        return 2 if connected and self.settings.independent_deals else 1
+
+    def deal_plan(self, a: str, b: str, first: int) -> list[tuple[str, tuple[str, str], int, str]]:
+        """The two games of pairing ``(a, b)`` from pair number ``first``: ``(game id, seats,
+        pair, match info)`` each; ``deals_of`` says whether they share one deal."""
+        if self.deals_of(a, b) == 2:
+            return [
+                (f"L{first:06d}a", (a, b), first, f"ladder pair {first}, independent deal 1 of 2"),
+                (f"L{first + 1:06d}b", (b, a), first + 1,
+                 f"ladder pair {first + 1}, independent deal 2 of 2"),
+            ]  # fmt: skip
+        return [
+            (f"L{first:06d}a", (a, b), first, f"ladder pair {first}, deal 1 of 2"),
+            (f"L{first:06d}b", (b, a), first, f"ladder pair {first}, deal 2 of 2"),
+        ]
+
     def _start_pairs(self) -> None:
-        capacity = {
-            name: self.settings.per_bot - self.in_flight[name]
-            for name in list(self.referee.sessions)
-            if self.can_play(name)
-        }
-        slots = self.settings.concurrency - sum(self.in_flight.values()) // 2
-        for a, b in choose_pairs(capacity, self.meetings, self.ratings, slots, self.rng):
-            pair = self.take_pairs(1)
-            self.in_flight[a] += 1
-            self.in_flight[b] += 1
-            self.spawn(self._play_pair(a, b, pair))
+        """Pair connected bots; with hosted versions too, ``Hosting.start_games`` pairs
+        everyone at once (so neither side's pairs are chosen without the other's)."""
+        if self.hosting is not None:
+            self.hosting.start_games()
+            return
+        capacity = self.connected_capacity()
+        slots = self.concurrency_left()
+        meetings = self.expected_meetings()
+        for a, b in choose_pairs(capacity, meetings, self.ratings, slots, self.rng):
+            self.start_pair(a, b)
+
+    def start_pair(self, a: str, b: str) -> None:
+        """Start a pairing of two connected bots (its two games in turn)."""
+        first = self.take_pairs(self.deals_of(a, b))
+        self.in_flight[a] += 1
+        self.in_flight[b] += 1
+        self.local_pairs += 1
+        self.spawn(self._play_pair(a, b, first, self.book(a, b, 2)))
 
     async def _remove(self, session: BotSession) -> None:
         await session.end(
@@ -424,25 +540,29 @@ class Arena:
         )
         await self.referee.unregister(session)
 
-    async def _play_pair(self, a: str, b: str, pair: int) -> None:
-        """One duplicate deal: (a, b) then (b, a) on the same seed; stops early if either
-        bot is gone or the arena is stopping (the missing half is simply not played)."""
-        seed = ladder_seed(self.seed, self.secret, LADDER, (a, b), pair)
+    async def _play_pair(self, a: str, b: str, first: int, booking: Booking) -> None:
+        """A pairing's two games, (a, b) then (b, a) (``deal_plan``: one duplicate deal, or
+        two independent ones); stops early if either bot is gone or the arena is stopping
+        (the missing half is simply not played)."""
+        seeds = set()
         try:
-            for half, seats in enumerate(((a, b), (b, a))):
+            for game_id, seats, pair, info in self.deal_plan(a, b, first):
                 if self.closing or not (self.can_play(a) and self.can_play(b)):
                     break
-                game_id = f"L{pair:06d}{'ab'[half]}"
-                info = f"ladder pair {pair}, deal {half + 1} of 2"
+                seed = ladder_seed(self.seed, self.secret, LADDER, (a, b), pair)
+                seeds.add(seed)
                 report = await self.play_game(game_id, seats, seed, info, LADDER)
                 if report is None:
                     break
-                await self.commit(report, LADDER, pair)
+                await self.commit(report, LADDER, pair, booking)
         finally:
             # A half not played never will be (the next pair has a deal of its own).
-            self.publish(self.held.pop((seed, pair_key(a, b)), []))
+            for seed in seeds:
+                self.publish(self.held.pop((seed, pair_key(a, b)), []))
+            booking.close()
             self.in_flight[a] -= 1
             self.in_flight[b] -= 1
+            self.local_pairs -= 1
             self.wake()
 
     async def play_game(
@@ -473,26 +593,44 @@ class Arena:
             raise
         # It stays live until ``commit`` has stored it: its page never shows "no such game".
 
-    async def commit(self, report: GameReport, event: str, pair: int) -> StoredGame:
+    async def commit(
+        self, report: GameReport, event: str, pair: int, booking: Booking | None = None
+    ) -> StoredGame:
         """Store a finished game (durable first), count it for the matchmaker, and publish
         it with its twin, or hold it until the twin ends."""
         return await self.commit_result(
-            game_result(report), report.detail, report.record, event, pair
+            game_result(report), report.detail, report.record, event, pair, booking
         )
 
     async def commit_result(
-        self, result: GameResult, detail: str, record: dict[str, Any], event: str, pair: int
+        self,
+        result: GameResult,
+        detail: str,
+        record: dict[str, Any],
+        event: str,
+        pair: int,
+        booking: Booking | None = None,
     ) -> StoredGame:
         """``commit`` for a game given as its result (a hosted batch's games come back from
-        their worker so)."""
+        their worker so).  A ladder game's record says how it was dealt (``ladder``)."""
+        lone = event == LADDER and self.deals_of(*result.seats) == 2
+        if event == LADDER:
+            record = {
+                **record,
+                "ladder": {"pair": pair, "deals": "independent" if lone else "duplicate"},
+            }
         stored = await self.store.commit_game(result, detail, record, event=event, pair=pair)
         self.live.pop(result.game_id, None)
         self.meetings[pair_key(*result.seats)] += 1
+        if booking is not None:
+            booking.played()
         for bot in result.seats:
             self.games_played[bot] += 1
         key = duplicate_key(result)
         twin = self.held.pop(key, None)
-        if twin is None:
+        if lone:
+            self.publish([stored])  # no other game shares its deal
+        elif twin is None:
             self.held[key] = [stored]
             self.held_ids.add(result.game_id)
         else:

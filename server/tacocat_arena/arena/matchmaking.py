@@ -3,15 +3,38 @@
 A pair plays one duplicate deal (the same deal twice, seats swapped).  Pairs that have met
 least come first, so a bot that has just connected is paired before anyone plays a rematch;
 among those, bots close in rating come first, because a game between close bots tells the
-ratings most; remaining ties are broken at random so no name is favoured.  The function is
+ratings most; remaining ties are broken at random so no name is favoured.  The functions are
 pure: the ladder passes in everything it decides from.
+
+"Met" counts the games a pair has played **and** the games planned for it that are still in
+flight (the arena's bookings): a free slot then goes to the least-met pair whatever else is
+playing, instead of to whichever bots happen to be free (with one worker and one slow
+connected bot, the two free versions were paired 252 times in a row, issue 35).
+
+Two identities of one player never meet (``player_of``): a player's connected bot against its
+own hosted version, or its probation version against the version it would retire, is a
+player farming its own rating.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+
+from tacocat_arena.arena.submissions import parse_identity
+
+
+def player_of(name: str) -> str:
+    """The player a ladder name belongs to: ``alice`` for ``alice`` (its connected bot) and
+    for ``alice@v2`` (its hosted version)."""
+    identity = parse_identity(name)
+    return name if identity is None else identity[0]
+
+
+def same_player(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are two identities of one player (they never meet)."""
+    return player_of(a) == player_of(b)
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
@@ -33,14 +56,15 @@ def choose_pairs(
     out); ``meetings[pair_key(a, b)]`` how many pairs a and b have played; ``ratings`` the
     current rating of each bot (missing = 0).  A bot appears in at most ``capacity[bot]``
     of the chosen pairs; ``allowed(a, b)``, when given, says which pairs may be chosen at all
-    (hosted play pairs a hosted version with anyone, never two connected bots).
+    (hosted play pairs a hosted version with anyone, never two connected bots).  Two
+    identities of one player are never paired, whatever ``allowed`` says.
     """
     left = {bot: n for bot, n in capacity.items() if n > 0}
     if slots <= 0 or len(left) < 2:
         return []
     candidates = []
     for a, b in itertools.combinations(sorted(left), 2):
-        if allowed is not None and not allowed(a, b):
+        if same_player(a, b) or allowed is not None and not allowed(a, b):
             continue
         key = pair_key(a, b)
         gap = abs(ratings.get(a, 0.0) - ratings.get(b, 0.0))
@@ -56,3 +80,34 @@ def choose_pairs(
             left[a] -= 1
             left[b] -= 1
     return chosen
+
+
+def hosted_pairs(
+    hosted: Collection[str],
+    connected: Mapping[str, int],
+    meetings: Mapping[tuple[str, str], int],
+    ratings: Mapping[str, float],
+    batch_slots: int,
+    mixed_slots: int,
+    rng: random.Random,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The hosted ladder's next pairs: ``(batches, mixed)``.
+
+    ``batches`` pair two hosted versions (a batch on a worker: up to ``batch_slots``);
+    ``mixed`` a hosted version with a connected bot (a game on the arena's referee: up to
+    ``mixed_slots``), the connected bot within its ``connected[bot]`` capacity.  A hosted
+    version's capacity is the free slots themselves, **not** one game at a time: every batch
+    or mixed game starts processes of its own, so a version already playing takes a free
+    slot when it has met the other least (capacity per slot, not per version).
+    """
+    batches = choose_pairs(
+        dict.fromkeys(hosted, max(0, batch_slots)), meetings, ratings, batch_slots, rng
+    )
+    capacity = {**connected, **dict.fromkeys(hosted, max(0, mixed_slots))}
+    hosted_set = set(hosted)
+
+    def one_hosted(a: str, b: str) -> bool:
+        return (a in hosted_set) != (b in hosted_set)
+
+    mixed = choose_pairs(capacity, meetings, ratings, mixed_slots, rng, one_hosted)
+    return batches, mixed

@@ -23,7 +23,10 @@ A version's life (``Status``): ``checking`` while the gate builds and checks it;
 ``active`` (it plays on the ladder, as ``PLAYER@vN``) or ``rejected`` (it never plays).  A
 player has at most one active version: a new one passing the gate **retires** the previous
 one, which keeps its games and rating history.  ``suspended`` is a version taken off the
-ladder for its health (its own crashes or forfeits, ``HEALTH_STREAK`` in a row).
+ladder for its health (its own crashes or forfeits, ``HEALTH_STREAK`` in a row) or by the
+organizer; ``probation`` a version that passed the gate while its player has an active one,
+playing its probation games beside it; ``revoked`` a version whose player was revoked.  The
+moves between these (probation, suspensions, roll-backs) are ``arena/moderation.py``'s.
 
 Only the arena process writes these rows (the loop, synchronously between two awaits, so two
 uploads of one player cannot take the same number).
@@ -96,10 +99,17 @@ class Status(enum.StrEnum):
     REJECTED = "rejected"
     RETIRED = "retired"
     SUSPENDED = "suspended"
+    PROBATION = "probation"
+    REVOKED = "revoked"
 
 
 #: Statuses a version does not leave by itself (``submit --wait`` stops at them).
-SETTLED = frozenset({Status.ACTIVE, Status.REJECTED, Status.RETIRED, Status.SUSPENDED})
+SETTLED = frozenset(
+    {Status.ACTIVE, Status.REJECTED, Status.RETIRED, Status.SUSPENDED, Status.PROBATION,
+     Status.REVOKED}
+)  # fmt: skip
+#: Statuses of versions that play on the ladder.
+PLAYING = frozenset({Status.ACTIVE, Status.PROBATION})
 
 
 @dataclass(frozen=True)
@@ -197,7 +207,11 @@ class Submissions:
         store: ArenaStore,
         caps: PackageCaps = DEFAULT_CAPS,
         quota: UploadQuota = UploadQuota(),
+        *,
+        server: bool = True,
     ) -> None:
+        """``server``: this is the arena process (it clears bodies a stop left half
+        received); a command beside a running arena (``submissions suspend``) passes False."""
         self.store = store
         self.caps = caps
         self.quota = quota
@@ -208,7 +222,8 @@ class Submissions:
             store.db.execute(
                 "ALTER TABLE versions ADD COLUMN public_reason TEXT NOT NULL DEFAULT ''"
             )
-        shutil.rmtree(self.folder / UPLOADS_DIR, ignore_errors=True)
+        if server:
+            shutil.rmtree(self.folder / UPLOADS_DIR, ignore_errors=True)
         #: Each version's package as read when it was unpacked (``bot.toml`` is parsed once,
         #: off the loop; a build that rewrites it changes nothing).
         self._packages: dict[tuple[str, int], BotPackage] = {}

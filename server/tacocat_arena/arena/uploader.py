@@ -84,6 +84,25 @@ def upload(path: Path, arena_url: str, token: str, timeout: float = 120.0) -> di
         raise ArenaError(f"cannot reach the arena at {arena_url}: {error}") from None
 
 
+def activate(arena_url: str, token: str, number: int, timeout: float = 30.0) -> dict[str, Any]:
+    """Make version ``number`` of the token's player its active one (``submit --activate``:
+    a roll-back); the version as the arena describes it, or ArenaError with its message."""
+    request = urllib.request.Request(
+        f"{arena_url.rstrip('/')}/api/me/versions/{number}/activate",
+        data=b"",
+        method="POST",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return dict(json.loads(response.read()))
+    except urllib.error.HTTPError as error:
+        answer = _json(error.read())
+        raise ArenaError(f"the arena refused ({error.code}): {_said(answer)}") from None
+    except (urllib.error.URLError, OSError) as error:
+        raise ArenaError(f"cannot reach the arena at {arena_url}: {error}") from None
+
+
 def follow(
     arena_url: str,
     version: dict[str, Any],

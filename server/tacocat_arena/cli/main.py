@@ -11,7 +11,7 @@ from tacocat_arena import __version__
 from tacocat_arena.cli.bench import bench
 from tacocat_arena.cli.grade import grade
 from tacocat_arena.cli.options import move_timeout_option
-from tacocat_arena.cli.serve import players, serve, submit
+from tacocat_arena.cli.serve import players, serve, submissions, submit
 
 STRICT_HELP = (
     "Python SDK bots stop at the first exception in a decision method (TACOCAT_BOT_STRICT=1 "
@@ -355,6 +355,7 @@ def verify(path: Path) -> None:
 main.add_command(serve)  # the arena: cli/serve.py
 main.add_command(players)
 main.add_command(submit)
+main.add_command(submissions)
 main.add_command(grade)  # the course's autograder: cli/grade.py
 
 

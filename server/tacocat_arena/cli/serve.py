@@ -4,13 +4,18 @@ and ``arena/store``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tacocat_arena.arena.players import add_player, load_tokens_file
 from tacocat_arena.arena.store import ArenaError, ArenaStore
 from tacocat_arena.cli.options import move_timeout_option
+
+if TYPE_CHECKING:
+    from tacocat_arena.arena.submissions import Submissions, Version
 
 DIR_OPTION = click.option(
     "--dir",
@@ -145,6 +150,22 @@ def _address(text: str, what: str) -> tuple[str, int]:
     type=click.IntRange(min=1),
     help="Hosted bots: MiB of archives a player may upload in any hour (then 429).",
 )
+@click.option(
+    "--probation",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="GAMES",
+    help="Hosted bots: games a new version plays beside its player's active one before it "
+    "replaces it (0 = at once).",
+)
+@click.option(
+    "--independent-deals/--duplicate-deals",
+    default=True,
+    show_default=True,
+    help="A pairing with a connected bot plays two independent deals, not one deal twice "
+    "(a connected bot would remember the first).",
+)
 def serve(
     folder: Path,
     host: str,
@@ -171,6 +192,8 @@ def serve(
     gates: int,
     uploads_per_hour: int,
     upload_mib_per_hour: int,
+    probation: int,
+    independent_deals: bool,
 ) -> None:
     """A long-running arena: bots connect with their token whenever they like and the ladder
     keeps pairing them; a live leaderboard is on the web page.  Ctrl-C stops it; started again
@@ -202,6 +225,7 @@ def serve(
             games_per_bot=games_per_bot,
             referee=referee,
             ladder=not round_robin,
+            independent_deals=independent_deals,
         )
         event = (
             EventSettings(event_name, games, late_joiners, start_after, wait)
@@ -220,6 +244,7 @@ def serve(
         build=BuildSettings(timeout_s=build_timeout),
         quota=UploadQuota(uploads_per_hour, upload_mib_per_hour * 2**20),
         gates=GateSettings(gates),
+        probation_games=probation,
     )
     options = ServeOptions(
         folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
@@ -281,6 +306,49 @@ def players_revoke(name: str, folder: Path) -> None:
     click.echo(f"player {name} revoked")
 
 
+@click.group()
+def submissions() -> None:
+    """Suspend and reinstate hosted versions (works while `serve` runs: it stops or plays
+    them again within a second)."""
+
+
+@submissions.command("suspend")
+@click.argument("version", metavar="PLAYER@vN")
+@DIR_OPTION
+@click.option("--reason", default="", help="Why (shown to the player on its page).")
+def submissions_suspend(version: str, folder: Path, reason: str) -> None:
+    """Take version PLAYER@vN off the ladder, with --reason shown to its player."""
+    from tacocat_arena.arena import moderation
+
+    found = _moderate(folder, lambda subs: moderation.suspend(
+        subs, *moderation.parse_ref(version), reason))  # fmt: skip
+    click.echo(f"{found.identity}: {found.status} ({found.reason})")
+
+
+@submissions.command("reinstate")
+@click.argument("version", metavar="PLAYER@vN")
+@DIR_OPTION
+def submissions_reinstate(version: str, folder: Path) -> None:
+    """Give suspended version PLAYER@vN back: active if its player has none, else retired
+    (the player may activate it)."""
+    from tacocat_arena.arena import moderation
+
+    found = _moderate(
+        folder, lambda subs: moderation.reinstate(subs, *moderation.parse_ref(version))
+    )
+    click.echo(f"{found.identity}: {found.status} ({found.reason})")
+
+
+def _moderate(folder: Path, act: Callable[[Submissions], Version]) -> Version:
+    from tacocat_arena.arena.submissions import Submissions
+
+    with _store(folder) as store:
+        try:
+            return act(Submissions(store, server=False))
+        except ArenaError as error:
+            raise click.ClickException(str(error)) from None
+
+
 class _store:  # noqa: N801 (used as a context manager, like open)
     def __init__(self, folder: Path) -> None:
         try:
@@ -296,7 +364,7 @@ class _store:  # noqa: N801 (used as a context manager, like open)
 
 
 @click.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", type=click.Path(exists=True, path_type=Path), required=False)
 @click.option("--arena", "arena_url", required=True, metavar="URL", help="The arena's web page.")
 @click.option("--token", required=True, envvar="TACOCAT_ARENA_TOKEN", help="Your player's token.")
 @click.option("--wait", is_flag=True, help="Follow the new version until it is active or not.")
@@ -307,13 +375,37 @@ class _store:  # noqa: N801 (used as a context manager, like open)
     metavar="SECONDS",
     help="--wait: give up after this long.",
 )
-def submit(path: Path, arena_url: str, token: str, wait: bool, timeout: float) -> None:
+@click.option(
+    "--activate",
+    "activate",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Instead of uploading: make your version N the active one (a roll-back to a version "
+    "that passed the gate).",
+)
+def submit(
+    path: Path | None, arena_url: str, token: str, wait: bool, timeout: float,
+    activate: int | None,
+) -> None:  # fmt: skip
     """Upload the bot package PATH (a folder with bot.toml, or a .zip/.tar.gz of one) as your
-    next version.  With --wait, exit 0 once it is active, 1 if it is rejected or suspended
-    (printing why)."""
+    next version.  With --wait, exit 0 once it passed the gate (active, or on probation beside
+    your active version), 1 if it is rejected or suspended (printing why).  With --activate N
+    (and no PATH), make your version N the active one instead."""
+    from tacocat_arena.arena import uploader
     from tacocat_arena.arena.uploader import follow, package_warnings, upload
     from tacocat_arena.launch.package import PackageError
 
+    if activate is not None:
+        if path is not None:
+            raise click.UsageError("give either PATH (an upload) or --activate N, not both")
+        try:
+            chosen = uploader.activate(arena_url, token, activate)
+        except ArenaError as error:
+            raise click.ClickException(str(error)) from None
+        click.echo(f"{chosen['player']} v{chosen['version']}: {chosen['status']}")
+        return
+    if path is None:
+        raise click.UsageError("give the package PATH to upload (or --activate N)")
     for warning in package_warnings(path):
         click.echo(f"warning: {warning}", err=True)
     try:
@@ -340,3 +432,5 @@ def submit(path: Path, arena_url: str, token: str, wait: bool, timeout: float) -
         raise SystemExit(1)
     if not wait:
         click.echo(f"{name}: {version['status']} (follow it with --wait, or GET /api/submissions)")
+    elif version["status"] == "probation":
+        click.echo(f"{name}: {version['reason']}")

@@ -44,8 +44,11 @@ def desk_data(arena: Arena, clock: GameClock) -> dict[str, Any]:
         for p in arena.store.players()
     ]
     failures = [views.failure_dict(f) for f in reversed(arena.failures)]
+    hosting = arena.hosting
     return {
         "players": players,
+        "bots": bots_data(arena),
+        "versions": [] if hosting is None else hosting.summaries(),
         "submissions": views.waiting_submissions(arena),
         "failures": failures[:DESK_REFUSALS],
         "failures_total": len(arena.failures),
@@ -62,6 +65,29 @@ def desk_data(arena: Arena, clock: GameClock) -> dict[str, Any]:
             "forfeits": sum(row["forfeits"] for row in rows.values()),
         },
     }
+
+
+def bots_data(arena: Arena) -> list[dict[str, Any]]:
+    """Games per ladder name (issue 35: a fair ladder shows its spread): every bot that has
+    played or plays now, its player, whether hosted, its status, games and pairs in flight;
+    most games first."""
+    hosting = arena.hosting
+    names = {name for name, games in arena.games_played.items() if games} | {
+        name for name, playing in arena.in_flight.items() if playing
+    }
+    rows = []
+    for name in names:
+        hosted = hosting is not None and hosting.is_hosted(name)
+        rows.append(
+            {
+                "bot": name,
+                **views.player_status(arena, name),
+                "kind": "hosted" if hosted else "connected",
+                "games": arena.games_played[name],
+                "playing": arena.in_flight[name],
+            }
+        )
+    return sorted(rows, key=lambda row: (-row["games"], row["bot"]))
 
 
 def _clock(request: Request) -> GameClock:
