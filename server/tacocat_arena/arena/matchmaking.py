@@ -94,8 +94,9 @@ def hosted_pairs(
     """The hosted ladder's next pairs: ``(batches, mixed)``.
 
     ``batches`` pair two hosted versions (a batch on a worker: up to ``batch_slots``);
-    ``mixed`` a hosted version with a connected bot (a game on the arena's referee: up to
-    ``mixed_slots``), the connected bot within its ``connected[bot]`` capacity.  A hosted
+    ``mixed`` a connected bot with a hosted version or another connected bot (games on the
+    arena's referee: up to ``mixed_slots``), each connected bot within its
+    ``connected[bot]`` capacity; both kinds chosen together, least met first.  A hosted
     version's capacity is the free slots themselves, **not** one game at a time: every batch
     or mixed game starts processes of its own, so a version already playing takes a free
     slot when it has met the other least (capacity per slot, not per version).
@@ -106,8 +107,8 @@ def hosted_pairs(
     capacity = {**connected, **dict.fromkeys(hosted, max(0, mixed_slots))}
     hosted_set = set(hosted)
 
-    def one_hosted(a: str, b: str) -> bool:
-        return (a in hosted_set) != (b in hosted_set)
+    def not_two_hosted(a: str, b: str) -> bool:
+        return a not in hosted_set or b not in hosted_set
 
-    mixed = choose_pairs(capacity, meetings, ratings, mixed_slots, rng, one_hosted)
+    mixed = choose_pairs(capacity, meetings, ratings, mixed_slots, rng, not_two_hosted)
     return batches, mixed
