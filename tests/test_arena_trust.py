@@ -74,7 +74,11 @@ def test_nothing_of_a_pairs_first_game_is_served_while_its_twin_is_live(
 ) -> None:
     folder = tmp_path / "arena"
     tokens = add_players(folder, "ann", "ben")
-    arena = start_arena(folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5")
+    # One deal played twice (connected bots play independent deals by default, issue 34):
+    # the rule under test is how a duplicate pair's first game is held (hosted batches').
+    arena = start_arena(
+        folder, "--concurrency", "1", "--per-bot", "1", "--move-timeout", "5", "--duplicate-deals"
+    )
     cleanup.append(arena)
     cleanup.extend(start_bots(tokens, arena.address, tmp_path, delay=0.04))
     crawled: dict[int, dict[str, bytes]] = {}

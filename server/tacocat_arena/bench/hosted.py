@@ -9,12 +9,18 @@ have played, then for ``seconds`` asks for ``/`` and ``/api/leaderboard`` in
 turn at a steady rate over one keep-alive connection, timing each, and counts the games
 committed.  A hosted game's cost includes starting its batch's sandboxed processes (four per
 batch of two deals: each version and its twin), which is most of it for these fast bots.
+
+``bench arena --spread`` (``bench_spread``) instead submits six packages to one worker and
+counts, after 300 games, how often each pair of versions met (issue 35's soak).
 """
 
 from __future__ import annotations
 
+import collections
 import http.client
+import itertools
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -123,3 +129,77 @@ def _run(workers: int, seconds: float, requests_per_s: float) -> HostedRun:
         finally:
             stop_server(server, 60.0)
     return HostedRun(workers, phase.seconds, phase.games, latencies, phase.server_cpu_s)
+
+
+@dataclass(frozen=True)
+class SpreadFigures:
+    """What ``bench arena --spread`` prints: how evenly the hosted ladder pairs."""
+
+    versions: tuple[str, ...]
+    meetings: dict[tuple[str, str], int]
+    games: dict[str, int]
+    seconds: float
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    def summary(self) -> str:
+        """The lines to print."""
+        met = [self.meetings.get(pair, 0) for pair in itertools.combinations(self.versions, 2)]
+        total = sum(self.games.values()) // 2
+        low, high = min(met), max(met)
+        ratio = f"{high / low:.2f}" if low else "inf (a pair never met)"
+        per_bot = [self.games.get(v, 0) for v in self.versions]
+        return "\n".join([
+            load_line(self.load_before, self.load_after),
+            f"{len(self.versions)} hosted versions (python-random and python-greedy), --workers 1, "
+            f"{total} games in {self.seconds:.1f} s",
+            f"pairs met: {sum(1 for m in met if m)} of {len(met)}; meetings per pair "
+            f"min {low}, max {high}, max/min {ratio}",
+            f"games per version: min {min(per_bot)}, max {max(per_bot)}",
+        ])  # fmt: skip
+
+
+def bench_spread(games: int = 300, versions: int = 6) -> SpreadFigures:
+    """``serve --workers 1`` with ``versions`` submitted example packages (one player each),
+    until ``games`` games are stored: the meetings of every pair (issue 35's soak)."""
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-spread-") as folder:
+        packages = ("python-random", "python-greedy")
+        names = {f"p{i}": packages[i % 2] for i in range(versions)}
+        tokens = {name: f"bench-spread-token-{name}" for name in names}
+        tokens_file = Path(folder) / "tokens.toml"
+        tokens_file.write_text("".join(f'{n} = "{t}"\n' for n, t in tokens.items()))
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(Path(folder) / "a"),
+             "--tokens", str(tokens_file), "--port", "0", "--web", "127.0.0.1:0",
+             "--workers", "1", "--move-timeout", "5"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            _, web = _addresses(server)
+            for name, package in names.items():
+                version = follow(web, upload(PACKAGES / package, web, tokens[name]), timeout=300)
+                if version["status"] != "active":
+                    raise RuntimeError(f"{package} was not accepted: {version['reason']}")
+            host, port = web.removeprefix("http://").rstrip("/").split(":")
+            connection = http.client.HTTPConnection(host, int(port), timeout=30)
+            started = time.monotonic()
+            while _status(connection)["games"] < games:
+                if time.monotonic() - started > 3600:
+                    raise RuntimeError("the hosted ladder stopped making progress")
+                time.sleep(1.0)
+            seconds = time.monotonic() - started
+            connection.close()
+        finally:
+            stop_server(server, 60.0)
+        with sqlite3.connect(Path(folder) / "a" / "arena.sqlite") as db:
+            rows = db.execute("SELECT seat0, seat1 FROM games").fetchall()
+    meetings: collections.Counter[tuple[str, str]] = collections.Counter()
+    played: collections.Counter[str] = collections.Counter()
+    for a, b in rows:
+        meetings[(a, b) if a < b else (b, a)] += 1
+        played.update((a, b))
+    return SpreadFigures(
+        tuple(sorted(f"{name}@v1" for name in names)), dict(meetings), dict(played), seconds,
+        load_before, os.getloadavg(),
+    )  # fmt: skip

@@ -396,18 +396,33 @@ def bench_envs_command(steps: int, rounds: int, against: str | None, seed: int) 
     "page's response time while they play.",
 )
 @click.option(
+    "--spread",
+    is_flag=True,
+    help="Instead: 6 hosted versions on 1 worker until --games games; how evenly pairs met.",
+)
+@click.option("--games", default=300, show_default=True, help="--spread: games to play.")
+@click.option(
     "--sse",
     default=0,
     show_default=True,
     help="Event streams (the index page's, as open browser tabs hold) open during phase B.",
 )
 def bench_arena_command(
-    bots: int, seconds: float, concurrency: int, rate: float, hosted: bool, sse: int
-) -> None:
+    bots: int, seconds: float, concurrency: int, rate: float, hosted: bool, spread: bool,
+    games: int, sse: int,
+) -> None:  # fmt: skip
     """The web page's median and p99 response time while BOTS trivial bots play the ladder
     at full speed, and the ladder's games/s and decisions/s with and without page requests
     (and with SSE event streams open).
-    With --hosted: submitted bots instead (docs/submissions.md), for --seconds at --rate."""
+    With --hosted: submitted bots instead (docs/submissions.md), for --seconds at --rate.
+    With --spread: the hosted ladder's fairness (docs/arena-server.md, Ladder matchmaking)."""
+    if spread:
+        from tacocat_arena.bench.hosted import bench_spread
+
+        if games < 2:
+            raise click.UsageError("--games >= 2")
+        click.echo(bench_spread(games).summary())
+        return
     if hosted:
         from tacocat_arena.bench.hosted import bench_hosted
 
