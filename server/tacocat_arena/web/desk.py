@@ -48,7 +48,9 @@ def desk_data(arena: Arena, clock: GameClock) -> dict[str, Any]:
     return {
         "players": players,
         "bots": bots_data(arena),
-        "versions": [] if hosting is None else hosting.summaries(),
+        "versions": []
+        if hosting is None
+        else [hosting.summary(v, private=True) for v in hosting.submissions.versions()],
         "submissions": views.waiting_submissions(arena),
         "failures": failures[:DESK_REFUSALS],
         "failures_total": len(arena.failures),

@@ -125,7 +125,7 @@ def _answer(hosting: Hosting, act: Callable[[], Version]) -> Response:
         return JSONResponse({"error": str(error)}, 404)
     except NotAllowed as error:
         return JSONResponse({"error": str(error)}, 409)
-    return JSONResponse(hosting.summary(version))
+    return JSONResponse(hosting.summary(version, private=True))  # its owner or the organizer
 
 
 async def suspend(request: Request) -> Response:
