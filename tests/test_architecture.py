@@ -32,7 +32,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "tournament": frozenset({"engine", "protocol", "referee", "launch", "stats"}),
     "check": frozenset({"engine", "play", "protocol", "launch"}),
     "report": frozenset({"engine", "play", "referee", "stats", "tournament"}),
-    "arena": frozenset({"engine", "protocol", "referee", "launch", "stats", "tournament", "check"}),
+    "arena": frozenset(
+        {"engine", "play", "protocol", "referee", "launch", "stats", "tournament", "check"}
+    ),
     "web": frozenset({"engine", "play", "stats", "report", "arena"}),
     "grade": frozenset({"referee", "launch", "stats", "tournament", "check", "report"}),
     "envs": frozenset({"engine", "play", "launch"}),

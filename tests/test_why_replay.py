@@ -121,3 +121,15 @@ def test_a_raising_bot_shows_each_fallback_with_its_error():
     raised = [d for d in report["decisions"] if d["verdict"] == "fallback"]
     assert raised and all(d["kind"] == "attack" for d in raised)
     assert all("IndexError" in d["detail"] for d in raised)
+
+
+def test_a_process_output_is_shown_up_to_its_cap_from_its_end(tmp_path):
+    from tacocat_arena.arena.failures import OUTPUT_CAP, tail
+
+    log = tmp_path / "bot.log"
+    log.write_bytes(b"a" * 100 + b"b" * OUTPUT_CAP)
+    text, cut = tail(log)
+    assert cut and text == "b" * OUTPUT_CAP
+    log.write_bytes(b"short\n")
+    assert tail(log) == ("short\n", False)
+    assert tail(tmp_path / "none.log") == ("", False)

@@ -105,28 +105,16 @@ class ScriptedGame:
         """The bot's pending DecisionRequest (built as the referee builds it), its request
         id and the future its answer will resolve."""
         game, seat = self.game, self.seat
-        view = build_view(game, seat)
-        kind = view.kind
+        kind = game.decision_for(seat)
         if kind is None:
             raise RuntimeError(f"{self.game_id}: the bot's seat has no pending decision")
-        simultaneous = len(game.pending) == 2
-        second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
         request_id, future = self.link.new_request(self.game_id)
-        message = pb.RefereeMessage(
-            decision_request=pb.DecisionRequest(
-                game_id=self.game_id,
-                request_id=request_id,
-                kind=KIND_TO_PB[kind],
-                time_left_ms=self.allowance_ms,
-                time_bank_left_ms=self.look.bank_ms,
-            )
+        request = decision_request(
+            game, seat, self.game_id, request_id, self.allowance_ms, self.look.bank_ms
         )
-        request = message.decision_request
-        ViewEncoder(seat, request.view).update(view)
-        write_legal(request.legal, view, simultaneous=simultaneous, second=second)
         self.asked.append(kind)
         self.last_request_id = request_id
-        return message, request_id, future
+        return pb.RefereeMessage(decision_request=request), request_id, future
 
     def end_message(
         self, reason: pb.EndReason, result: pb.GameResult, winner: Seat | None, detail: str
@@ -254,6 +242,30 @@ class ScriptedGame:
         )
 
 
+def decision_request(
+    game: Game, seat: Seat, game_id: str, request_id: int, allowance_ms: int, bank_ms: int = 0
+) -> pb.DecisionRequest:
+    """``seat``'s pending DecisionRequest in ``game``, built as the referee builds it (the one
+    view builder, the one wire mapping, the legal options with their simultaneous and second
+    flags), with ``allowance_ms`` and ``bank_ms`` as its clock."""
+    view = build_view(game, seat)
+    kind = view.kind
+    if kind is None:
+        raise ValueError(f"{game_id}: seat {seat} has no pending decision")
+    simultaneous = len(game.pending) == 2
+    second = kind is DecisionKind.REPLACE and not simultaneous and game.replace_cap is not None
+    request = pb.DecisionRequest(
+        game_id=game_id,
+        request_id=request_id,
+        kind=KIND_TO_PB[kind],
+        time_left_ms=allowance_ms,
+        time_bank_left_ms=bank_ms,
+    )
+    ViewEncoder(seat, request.view).update(view)
+    write_legal(request.legal, view, simultaneous=simultaneous, second=second)
+    return request
+
+
 def outcome_text(scripted: ScriptedGame) -> str:
     """The GameEnd detail of a game played to its end."""
     outcome = scripted.game.outcome
@@ -261,4 +273,4 @@ def outcome_text(scripted: ScriptedGame) -> str:
     return f"{outcome.termination.value} after {scripted.game.round} rounds"
 
 
-__all__ = ["BotGone", "CheckFailed", "Opponent", "ScriptedGame"]
+__all__ = ["BotGone", "CheckFailed", "Opponent", "ScriptedGame", "decision_request"]

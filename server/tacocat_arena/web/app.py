@@ -3,7 +3,8 @@
 The routes live in modules named for what they serve: ``pages`` (HTML and its event
 streams), ``api`` (read-only JSON), ``organizer`` (actions that need the organizer's token),
 ``uploads`` (bot submissions, with the player's token), ``desk`` (the organizer's page),
-``players`` (a player's page and its versions).
+``players`` (a player's page and its versions), ``failures`` (a player's own failures and
+output, for its token and the organizer's).
 Handlers are thin: they read the request, call a function of ``views`` and render a template
 file or JSON.  The app runs on the arena's own asyncio loop (``serve_web``), so it reads the
 arena's state directly, without locks: nothing changes between two awaits.
@@ -20,7 +21,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.web import api, desk, organizer, pages, players, uploads
+from tacocat_arena.web import api, desk, failures, organizer, pages, players, uploads
 from tacocat_arena.web.health import GameClock
 from tacocat_arena.web.limits import StreamLimits, WebLimits, limited_protocol
 
@@ -34,6 +35,7 @@ def create_app(arena: Arena) -> Starlette:
         *organizer.ROUTES,
         *uploads.ROUTES,
         *desk.ROUTES,
+        *failures.ROUTES,
     ]
     app = Starlette(routes=routes)
     app.state.arena = arena

@@ -1,0 +1,98 @@
+"""A player's own failures, over real HTTP from a real arena: the request each forfeit was
+answering, for that player's token and the organizer's alone; and ``replay --bot`` on the
+game reproduces the crash with a real process, then the fixed build answers the request."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arena_support import add_players, start_arena, start_bot, wait_until
+
+REPO = Path(__file__).resolve().parents[1]
+CRASH_BOT = REPO / "tests" / "bots" / "crash_on_defend_bot.py"
+
+pytestmark = [pytest.mark.slow]
+
+
+def get(web: str, path: str, token: str | None) -> tuple[int, Any]:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    request = urllib.request.Request(web + path, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_crash_is_its_players_alone_to_read_and_replay_reproduces_it(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "dan")
+    arena = start_arena(folder, "--move-timeout", "5")
+    organizer = (folder / "organizer.token").read_text().strip()
+    logs = tmp_path / "bots"
+    bots = [
+        start_bot("alice", tokens["alice"], arena.address, logs, reconnect=False),
+        start_bot("dan", tokens["dan"], arena.address, logs, script=CRASH_BOT, reconnect=False),
+    ]
+    path = "/api/players/dan/failures"
+    try:
+        report = wait_until(
+            lambda: (
+                (found := get(arena.web, path, tokens["dan"]))[0] == 200
+                and found[1]["failures"]
+                and found[1]
+            ),
+            120,
+            "dan's forfeit in the list of its failures",
+        )
+        (failure,) = report["failures"]
+        assert failure["bot"] == "dan" and failure["failure"] == "forfeit"
+        assert failure["kind"] == "defend" and failure["request"]["kind"] == "DECISION_KIND_DEFEND"
+        request = failure["request"]
+        assert request["game_id"] == failure["game"] and request["legal"]["defend"]
+        assert request["view"]["hand"] and request["view"]["seat"] == failure["seat"]
+
+        # Nobody else reads a byte of it: no token 401, any other token 404, as for no player.
+        assert get(arena.web, path, None)[0] == 401
+        for token in (tokens["alice"], "x" * 43, organizer[:-1] + "?"):
+            status, body = get(arena.web, path, token)
+            assert status == 404 and "forfeit" not in json.dumps(body), body
+        assert get(arena.web, "/api/players/nobody/failures", organizer)[0] == 404
+        status, seen = get(arena.web, path, organizer)
+        assert status == 200 and seen["failures"] == report["failures"]
+        # dan's token reads dan's alone
+        assert get(arena.web, "/api/players/alice/failures", tokens["dan"])[0] == 404
+
+        status, game = get(arena.web, f"/api/games/{failure['game']}", None)
+        assert status == 200
+    finally:
+        for bot in bots:
+            bot.kill()
+        arena.stop()
+    record = tmp_path / "game.json"
+    record.write_text(json.dumps(game["record"]))
+
+    def replay(command: str) -> tuple[int, dict[str, Any]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "tacocat_arena.cli", "replay", str(record), "--bot", command,
+             "--seat", str(failure["seat"]), "--json"],
+            cwd=REPO, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        assert done.stdout, done.stderr
+        return done.returncode, json.loads(done.stdout)
+
+    code, local = replay(f"python {CRASH_BOT}")
+    assert code == 1 and local["exit_code"] == 3
+    (gone,) = [d for d in local["decisions"] if d["verdict"] == "gone"]
+    assert gone["index"] == failure["index"] and gone["kind"] == "defend"
+    code, fixed = replay(f"python {CRASH_BOT} fixed")
+    assert code == 0
+    (answered,) = [d for d in fixed["decisions"] if d["index"] == failure["index"]]
+    assert answered["verdict"] == "different" and answered["answered"] == "forfeit"
