@@ -57,6 +57,19 @@ def main() -> None:
     help="A gauntlet: bot NAME plays every other bot, the others do not play each other.",
 )
 @click.option(
+    "--format",
+    "event_format",
+    type=click.Choice(["round_robin", "gauntlet", "swiss"]),
+    help="Who plays whom (default from the config: round_robin); swiss: rounds of bots of "
+    "equal score (docs/tournaments.md, Swiss events).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="A Swiss event's rounds (default: ceil(log2(bots))).",
+)
+@click.option(
     "--report-every",
     type=click.IntRange(min=0),
     metavar="N",
@@ -92,6 +105,8 @@ def run(
     out: Path | None,
     resume: bool,
     gauntlet: str | None,
+    event_format: str | None,
+    rounds: int | None,
     report_every: int | None,
     workers: int | None,
     cluster: str | None,
@@ -100,7 +115,7 @@ def run(
     strict: bool,
     sandbox: str | None,
 ) -> None:
-    """Run a round-robin tournament (or a gauntlet) and write its result tables.
+    """Run a round-robin tournament (or a gauntlet, or a Swiss) and write its result tables.
 
     With no CONFIG_FILE it runs the demo tournament of the example bots.  Results go to the
     output folder: standings.csv, crosstable.csv, games.jsonl, results.json, report.md and
@@ -108,7 +123,6 @@ def run(
     """
     from tacocat_arena.cli.run import run_command
     from tacocat_arena.launch.sandbox import SandboxMode
-    from tacocat_arena.tournament.config import TournamentFormat
 
     run_command(
         config_file,
@@ -127,11 +141,24 @@ def run(
             "move_timeout_s": move_timeout,
             "time_bank_s": time_bank,
             "out": out,
-            "format": None if gauntlet is None else TournamentFormat.GAUNTLET,
+            "format": _event_format(event_format, gauntlet),
             "gauntlet_bot": gauntlet,
+            "rounds": rounds,
             "sandbox": SandboxMode(sandbox) if sandbox else None,
         },
     )
+
+
+def _event_format(text: str | None, gauntlet: str | None) -> object:
+    """The format ``--format`` and ``--gauntlet`` ask for (None: the config's)."""
+    from tacocat_arena.tournament.config import TournamentFormat
+
+    if text is None:
+        return None if gauntlet is None else TournamentFormat.GAUNTLET
+    chosen = TournamentFormat(text)
+    if gauntlet is not None and chosen is not TournamentFormat.GAUNTLET:
+        raise click.UsageError(f"--gauntlet plays a gauntlet, not --format {text}: drop one")
+    return chosen
 
 
 @main.command()

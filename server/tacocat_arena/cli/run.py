@@ -38,7 +38,11 @@ from tacocat_arena.referee import ListenError
 from tacocat_arena.referee.stopping import Stopped, run_until_signalled
 from tacocat_arena.report import render_replay
 from tacocat_arena.report.outputs import OUTPUT_FILES, compute_tables, write_outputs
-from tacocat_arena.report.tables import render_crosstable, render_standings
+from tacocat_arena.report.tables import (
+    render_crosstable,
+    render_standings,
+    render_swiss_standings,
+)
 from tacocat_arena.report.verify_tables import verify_run_folder
 from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor, default_report_every
 from tacocat_arena.stats.pair_report import render_pairings, sprt_closing
@@ -66,8 +70,10 @@ from tacocat_arena.tournament.runner import (
     run_tournament,
     sandbox_modes,
 )
-from tacocat_arena.tournament.schedule import tournament_plan
+from tacocat_arena.tournament.schedule import games_planned, tournament_plan
 from tacocat_arena.tournament.storage import DB_NAME, StorageError, TournamentStore
+from tacocat_arena.tournament.swiss import SwissState
+from tacocat_arena.tournament.swiss_run import run_swiss
 from tacocat_arena.tournament.verify import (
     GameEntry,
     InputError,
@@ -113,6 +119,11 @@ def run_command(
         config = load_config(config_file, overrides, bots)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
+    if executor is not None and config.format is TournamentFormat.SWISS:
+        raise click.UsageError(
+            "a Swiss event pairs each round from the last one's results, here: drop "
+            "--workers/--cluster"
+        )
     try:
         preflight_bots(config)
     except (BotStartError, SandboxError) as error:
@@ -133,6 +144,11 @@ def run_command(
         + (
             f"a gauntlet of {config.gauntlet_name}, "
             if config.format is TournamentFormat.GAUNTLET
+            else ""
+        )
+        + (
+            f"a Swiss of {config.swiss_rounds} rounds, "
+            if config.format is TournamentFormat.SWISS
             else ""
         )
         + f"{config.games_per_pairing} games per "
@@ -163,6 +179,8 @@ def run_command(
     state = monitor.sprt if monitor is not None else None
     tables = write_outputs(config, store, complete=complete, planned=outcome.planned, sprt=state)
     store.close()
+    if tables.swiss is not None:
+        console.print(render_swiss_standings(tables.swiss.standings))
     console.print(render_standings(tables.standings))
     console.print(render_crosstable(tables.bots, tables.crosstable))
     title = "Pairs"
@@ -193,7 +211,7 @@ def _interrupted(
     """After a stop by a signal (every game's task, the bots and the server already ended):
     the partial tables, what is saved, how to resume; exit 128 + the signal's number."""
     done = store.count()
-    planned = len(tournament_plan(config, store))
+    planned = games_planned(config)
     tables = write_outputs(config, store, complete=False, planned=planned)
     store.close()
     if done:
@@ -338,6 +356,22 @@ def _run_with_progress(
                 return run_on_workers(config, store, executor, on_start=on_start, on_game=on_game)
             except KeyboardInterrupt:
                 raise Stopped(signal.SIGTERM if terminated else signal.SIGINT) from None
+    if config.format is TournamentFormat.SWISS:
+
+        def on_round(state: SwissState) -> None:
+            progress.console.print(round_lines(state, quiet))
+
+        with progress:
+            return run_until_signalled(
+                run_swiss(
+                    config,
+                    store,
+                    on_start=on_start,
+                    on_game=on_game,
+                    on_round=on_round,
+                    on_notice=progress.console.print,
+                )
+            )
     with progress:
         return run_until_signalled(
             run_tournament(
@@ -351,6 +385,18 @@ def _run_with_progress(
                 pairs_per_phase=None if monitor is None or monitor.sprt is None else 16,
             )
         )
+
+
+def round_lines(state: SwissState, quiet: bool) -> str:
+    """What ``run`` says as a Swiss round starts: its number and (unless quiet) its pairing,
+    bot A first."""
+    current = state.rounds[-1]
+    head = f"Round {current.number}: {len(current.pairings)} matches"
+    if current.bye:
+        head += f", bye: {current.bye}"
+    if quiet:
+        return head
+    return "\n".join([head, *(f"  {p.a} - {p.b}" for p in current.pairings)])
 
 
 def _executor(workers: int | None, cluster: str | None, *, debug: bool) -> Executor | None:

@@ -33,9 +33,10 @@ from tacocat_arena.stats.tables import (
     compute_crosstable,
     compute_standings,
 )
-from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
 from tacocat_arena.tournament.storage import TournamentStore
+from tacocat_arena.tournament.swiss import SwissTables, swiss_tables
 
 OUTPUT_FILES = (
     "standings.csv",
@@ -55,6 +56,8 @@ class Tables:
     standings: list[StandingsRow]
     crosstable: Crosstable
     pairings: list[PairStats]  # every pairing that met, with its duplicate-pair statistics
+    #: A Swiss event's rounds and its standings by match points and tiebreaks.
+    swiss: SwissTables | None = None
 
 
 def compute_tables(config: TournamentConfig, store: TournamentStore) -> Tables:
@@ -66,11 +69,16 @@ def tables_of(config: TournamentConfig, results: Sequence[GameResult]) -> Tables
     """Standings, crosstable and pair statistics of ``results`` (``verify`` recomputes a
     folder's tables with it)."""
     bots = [bot.name for bot in config.bots]
+    standings = compute_standings(results, bots)
+    swiss = None
+    if config.format is TournamentFormat.SWISS:
+        swiss = swiss_tables(config, results, {row.bot: row.elo for row in standings})
     return Tables(
         bots,
-        compute_standings(results, bots),
+        standings,
         compute_crosstable(results, bots),
         all_pair_stats(results, bots),
+        swiss,
     )
 
 
@@ -78,6 +86,8 @@ def table_sections(tables: Tables, sprt: SprtState | None) -> dict[str, object]:
     """results.json's members after standings and crosstable: ``pairings``, and ``sprt``
     of a ``play --sprt`` match (or a grading tier)."""
     sections: dict[str, object] = {"pairings": [pairing_dict(p) for p in tables.pairings]}
+    if tables.swiss is not None:
+        sections["swiss"] = tables.swiss.as_dict()
     if sprt is not None:
         sections["sprt"] = sprt_dict(sprt)
     return sections
@@ -126,6 +136,7 @@ def write_outputs(
         planned=planned,
         pairings=tables.pairings,
         sprt=None if sprt is None else sprt.summary(),
+        swiss=tables.swiss,
     )
     if complete:
         # Rewritten whole at the end; while the tournament runs, GamesLog appends each pair.

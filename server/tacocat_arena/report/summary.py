@@ -20,7 +20,9 @@ from tacocat_arena.stats.figures import FORFEIT_KINDS, BotFigures
 from tacocat_arena.stats.pair_report import PENTANOMIAL_LABELS
 from tacocat_arena.stats.pairs import PairStats
 from tacocat_arena.stats.tables import CrossCell, Crosstable, GameResult, StandingsRow
-from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.stats.tiebreaks import BYE_POINTS
+from tacocat_arena.tournament.config import BotSpec, TournamentConfig, TournamentFormat
+from tacocat_arena.tournament.swiss import SwissTables
 
 POLICY_WORDS: dict[FailurePolicy, str] = {
     FailurePolicy.FORFEIT: (
@@ -123,6 +125,8 @@ class ReportSummary:
     pairings: tuple[PairLine, ...] = ()
     pair_points: tuple[str, ...] = ()
     sprt: str | None = None
+    #: A Swiss event's rounds and standings by match points and tiebreaks.
+    swiss: SwissTables | None = None
 
 
 def bot_kind(bot: BotSpec) -> str:
@@ -162,6 +166,21 @@ def board_words(ruleset: Ruleset) -> str:
     return text + f"; who replaces first on each space: {firsts}"
 
 
+def _format_settings(config: TournamentConfig) -> tuple[Setting, ...]:
+    """A Swiss event's format in words (a round robin's and a gauntlet's tables say theirs)."""
+    if config.format is not TournamentFormat.SWISS:
+        return ()
+    return (
+        Setting(
+            "Format",
+            f"Swiss, {config.swiss_rounds} rounds: each round pairs bots of equal match points "
+            "who have not met (Dutch style); a match is its games' points, won, drawn or lost; "
+            f"an odd field's bye scores {BYE_POINTS:g} (at most one per bot); ties broken by "
+            "Buchholz, Sonneborn–Berger, then Elo",
+        ),
+    )
+
+
 def config_settings(config: TournamentConfig, *, complete: bool) -> tuple[Setting, ...]:
     """The tournament's settings in words."""
     games = config.games_per_pairing
@@ -185,6 +204,7 @@ def config_settings(config: TournamentConfig, *, complete: bool) -> tuple[Settin
             f"{games} per pairing: {games // 2} deal{'s' * (games > 2)}, each played twice "
             "with the seats swapped (duplicate), so luck of the deal evens out",
         ),
+        *_format_settings(config),
         Setting("Clock", clock),
         Setting("Failures", POLICY_WORDS[config.failure_policy]),
         Setting("Deck", deck_words(ruleset)),
@@ -238,6 +258,7 @@ def build_summary(
     pairings: Sequence[PairStats] = (),
     sprt: str | None = None,
     built: datetime | None = None,
+    swiss: SwissTables | None = None,
 ) -> ReportSummary:
     """The report's values for ``config``'s tournament as it stands."""
     when = (built or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -259,4 +280,5 @@ def build_summary(
         pairings=tuple(pair_line(stats) for stats in pairings),
         pair_points=PENTANOMIAL_LABELS,
         sprt=sprt,
+        swiss=swiss,
     )

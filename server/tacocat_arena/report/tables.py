@@ -18,6 +18,7 @@ from typing import Final, TextIO
 from rich.table import Table
 
 from tacocat_arena.stats.tables import CrossCell, Crosstable, StandingsRow
+from tacocat_arena.stats.tiebreaks import SwissRow
 
 STANDINGS_COLUMNS: Final[tuple[str, ...]] = (
     "rank",
@@ -240,3 +241,28 @@ def _open_for_writing(path: PathLike) -> TextIO:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     return target.open("w", encoding="utf-8", newline="")
+
+
+def render_swiss_standings(rows: Sequence[SwissRow], *, title: str = "Swiss standings") -> Table:
+    """A Swiss event's standings for the terminal: match points, then the tiebreaks."""
+    table = Table(
+        title=title,
+        caption="Points: match points (a bye is a match won). BH: Buchholz. SB: "
+        "Sonneborn–Berger. Then Elo.",
+        caption_justify="left",
+    )
+    for header in ("Rank", "Bot", "Points", "BH", "SB", "Elo", "Matches", "Byes", "Game pts"):
+        table.add_column(header, justify="left" if header == "Bot" else "right")
+    for row in rows:
+        table.add_row(
+            str(row.rank),
+            row.bot,
+            _points(row.points),
+            _points(row.buchholz),
+            _fixed(row.sonneborn_berger, 2),
+            _fixed(row.elo, 0),
+            str(row.matches),
+            str(row.byes),
+            _points(row.game_points),
+        )
+    return table

@@ -172,6 +172,7 @@ def _report_md(
         planned=int(metadata.get("games_planned", 0)),
         pairings=tables.pairings,
         sprt=None if sprt is None else sprt.summary(),
+        swiss=tables.swiss,
     )
     summary = dataclasses.replace(summary, built=stamp["built"], version=stamp["version"])
     return _compare_file(folder, REPORT_MD, render_report_md(summary))

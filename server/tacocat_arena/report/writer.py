@@ -23,6 +23,7 @@ from tacocat_arena.stats.pairs import PairStats
 from tacocat_arena.stats.ratings import expected_score
 from tacocat_arena.stats.tables import Crosstable, GameResult, StandingsRow
 from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.swiss import SwissTables
 
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
@@ -75,6 +76,7 @@ def write_reports(
     pairings: Sequence[PairStats] = (),
     sprt: str | None = None,
     built: datetime | None = None,
+    swiss: SwissTables | None = None,
 ) -> Path:
     """Write report.html and report.md (and, once ``complete``, replays/); return
     report.html's path. ``games`` are the finished games with their records, in order;
@@ -99,6 +101,7 @@ def write_reports(
         pairings=pairings,
         sprt=sprt,
         built=built,
+        swiss=swiss,
     )
     _write(out / REPORT_MD, render_report_md(summary))
     _write(out / REPORT_HTML, render_report_html(summary))
@@ -124,6 +127,7 @@ def report_summary(
     pairings: Sequence[PairStats] = (),
     sprt: str | None = None,
     built: datetime | None = None,
+    swiss: SwissTables | None = None,
 ) -> ReportSummary:
     """What report.html and report.md say (``write_reports``; ``verify`` recomputes it from
     the games and compares report.md)."""
@@ -151,4 +155,5 @@ def report_summary(
         pairings=pairings,
         sprt=sprt,
         built=built,
+        swiss=swiss,
     )

@@ -36,10 +36,12 @@ _E = TypeVar("_E", bound=enum.Enum)
 
 
 class TournamentFormat(enum.Enum):
-    """Who plays whom: everyone everyone (round robin), or one bot everyone (gauntlet)."""
+    """Who plays whom: everyone everyone (round robin), one bot everyone (gauntlet), or
+    rounds of bots of equal score (Swiss, ``tournament.swiss``)."""
 
     ROUND_ROBIN = "round_robin"
     GAUNTLET = "gauntlet"
+    SWISS = "swiss"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class TournamentConfig:
     format: TournamentFormat = TournamentFormat.ROUND_ROBIN
     #: The bot that plays every other in a gauntlet (None: the first bot listed).
     gauntlet_bot: str | None = None
+    #: A Swiss event's rounds (None: ``swiss_rounds``' default, ceil(log2(bots))).
+    rounds: int | None = None
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)
     #: Each bot's log is kept to about this size, the oldest part dropped.
@@ -142,6 +146,19 @@ class TournamentConfig:
                 f'gauntlet_bot {self.gauntlet_bot!r} is set, but format is not "gauntlet"',
                 key="gauntlet_bot",
             )
+        if self.rounds is not None and self.format is not TournamentFormat.SWISS:
+            raise ConfigError(
+                f'rounds {self.rounds} is set, but format is not "swiss"', key="rounds"
+            )
+        if self.format is TournamentFormat.SWISS:
+            # A bye each for an odd field, else no two bots meeting twice (tournament.swiss).
+            most = swiss_max_rounds(len(names))
+            if not 1 <= self.swiss_rounds <= most:
+                raise ConfigError(
+                    f"rounds: a Swiss of {len(names)} bots plays 1 to {most} rounds (no two "
+                    f"bots meet twice), got {self.swiss_rounds}",
+                    key="rounds",
+                )
         if self.gauntlet_bot is not None and self.gauntlet_bot not in names:
             raise ConfigError(
                 f"gauntlet_bot: {self.gauntlet_bot!r} is not one of the bots ({', '.join(names)})",
@@ -152,6 +169,14 @@ class TournamentConfig:
     def gauntlet_name(self) -> str:
         """The bot that plays everyone in a gauntlet: ``gauntlet_bot`` or the first bot."""
         return self.gauntlet_bot or self.bots[0].name
+
+    @property
+    def swiss_rounds(self) -> int:
+        """A Swiss event's rounds: ``rounds``, or ceil(log2(bots)), enough for one bot to be
+        left unbeaten."""
+        if self.rounds is not None:
+            return self.rounds
+        return max(1, (len(self.bots) - 1).bit_length())
 
     @property
     def referee_settings(self) -> RefereeSettings:
@@ -181,6 +206,8 @@ class TournamentConfig:
         }
         if self.format is TournamentFormat.GAUNTLET:  # absent for a round robin, as before
             data["gauntlet"] = self.gauntlet_name
+        if self.format is TournamentFormat.SWISS:
+            data["swiss_rounds"] = self.swiss_rounds
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> dict[str, Any]:
@@ -208,7 +235,18 @@ class TournamentConfig:
                 if self.format is TournamentFormat.GAUNTLET
                 else {}
             ),
+            **(
+                {"format": self.format.value, "rounds": self.swiss_rounds}
+                if self.format is TournamentFormat.SWISS
+                else {}
+            ),
         }
+
+
+def swiss_max_rounds(bots: int) -> int:
+    """The most rounds a Swiss of ``bots`` plays: as many as let no two bots meet twice (an
+    odd field has a bye each round, at most one per bot)."""
+    return bots - 1 if bots % 2 == 0 else bots
 
 
 @dataclass(frozen=True)
@@ -243,6 +281,7 @@ _PLAIN_KEYS = (
     _Key("failure_policy", "failure_policy", str),
     _Key("format", "format", str),
     _Key("gauntlet_bot", "gauntlet_bot", str, "--gauntlet"),
+    _Key("rounds", "rounds", int, "--rounds"),
 )
 _KEYS = {key.toml for key in _PLAIN_KEYS} | {"bots", "ruleset", "limits"}
 #: Config keys that a command-line option can set: the option and the field it overrides.
@@ -355,7 +394,7 @@ def _where(
 
 _CHOICES_TEXT = {
     "failure_policy": "'forfeit' or 'default_action'",
-    "format": "'round_robin' or 'gauntlet'",
+    "format": "'round_robin', 'gauntlet' or 'swiss'",
 }
 
 

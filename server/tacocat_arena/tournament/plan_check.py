@@ -26,6 +26,7 @@ from tacocat_arena.tournament.config import (
     TournamentFormat,
 )
 from tacocat_arena.tournament.schedule import PlannedGame, plan_for
+from tacocat_arena.tournament.swiss import Outcome
 
 RESULTS_FILE = "results.json"
 
@@ -52,7 +53,8 @@ def config_from_metadata(metadata: Mapping[str, Any]) -> TournamentConfig:
         BotSpec(str(name), str(command), args=tuple(str(a) for a in args.get(name, ())))
         for name, command in dict(metadata["bots"]).items()
     )
-    gauntlet = metadata.get("format") == TournamentFormat.GAUNTLET.value
+    kind = TournamentFormat(metadata.get("format", TournamentFormat.ROUND_ROBIN.value))
+    gauntlet = kind is TournamentFormat.GAUNTLET
     return TournamentConfig(
         bots=bots,
         games_per_pairing=int(metadata["games_per_pairing"]),
@@ -62,8 +64,9 @@ def config_from_metadata(metadata: Mapping[str, Any]) -> TournamentConfig:
         grace_ms=int(metadata["grace_ms"]),
         failure_policy=FailurePolicy(metadata["failure_policy"]),
         ruleset=Ruleset.from_dict(metadata["ruleset"]),
-        format=TournamentFormat.GAUNTLET if gauntlet else TournamentFormat.ROUND_ROBIN,
+        format=kind,
         gauntlet_bot=str(metadata["gauntlet_bot"]) if gauntlet else None,
+        rounds=int(metadata["rounds"]) if kind is TournamentFormat.SWISS else None,
     )
 
 
@@ -99,7 +102,9 @@ def check_plan(folder: Path, games: Sequence[Played]) -> PlanCheck:
                 f"the {metadata.get('fingerprint')!r} it states",
             )
         )
-    plan = plan_for(config, secret=secret)
+    # A Swiss event's rounds are re-paired from the games' own results (tournament.swiss).
+    outcomes = [Outcome.of_record(game_id, names, record) for game_id, names, record in games]
+    plan = plan_for(config, secret=secret, results=outcomes)
     for key, value in (("games_planned", len(plan)), ("games_played", len(games))):
         if metadata.get(key) != value:
             found.append(

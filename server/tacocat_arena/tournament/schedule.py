@@ -1,4 +1,4 @@
-"""The plan: who plays whom, in which seat, on which deal (round robin or gauntlet).
+"""The plan: who plays whom, in which seat, on which deal (round robin, gauntlet, Swiss).
 
 In a round robin every pair of bots meets ``games_per_pairing`` times; in a gauntlet one bot
 meets every other that often and the others do not meet (``gauntlet``).  Each deal seed is
@@ -10,15 +10,17 @@ a deal from the config, and anyone can re-derive every deal afterwards.  Each pa
 its own deals: a bot that remembered cards could otherwise recognise a deal it had met in
 another pairing.  Games are ordered deal by deal across pairings, and the two games of a
 duplicate pair are adjacent, so an interrupted tournament has played every pairing about
-equally.
+equally.  A Swiss event's plan grows round by round from the results (``tournament.swiss``):
+``plan_for`` gives the rounds paired so far.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.storage import TournamentStore
@@ -84,11 +86,18 @@ def gauntlet(
     return [game for game in plan if champion in game.seats]
 
 
-def plan_for(config: TournamentConfig, *, secret: str) -> list[PlannedGame]:
+def plan_for(
+    config: TournamentConfig, *, secret: str, results: Iterable[Any] = ()
+) -> list[PlannedGame]:
     """The plan of ``config``'s tournament, in playing order, by its format; its deals mix
-    ``secret`` into their seeds."""
+    ``secret`` into their seeds.  A Swiss event's is the rounds that ``results`` (its
+    finished games: ``GameResult``, or ``swiss.Scored``) let pair so far."""
     names = [bot.name for bot in config.bots]
     games, seed = config.games_per_pairing, config.seed
+    if config.format is TournamentFormat.SWISS:
+        from tacocat_arena.tournament.swiss import swiss_state  # it builds on this module
+
+        return swiss_state(config, results, secret=secret).plan
     if config.format is TournamentFormat.GAUNTLET:
         return gauntlet(config.gauntlet_name, names, games, seed, secret=secret)
     return round_robin(names, games, seed, secret=secret)
@@ -97,4 +106,12 @@ def plan_for(config: TournamentConfig, *, secret: str) -> list[PlannedGame]:
 def tournament_plan(config: TournamentConfig, store: TournamentStore) -> list[PlannedGame]:
     """The plan of the tournament kept in ``store``: the one place a run, its workers and its
     progress make it, with the store's deal secret (kept by ``--resume``)."""
-    return plan_for(config, secret=store.deal_secret())
+    return plan_for(config, secret=store.deal_secret(), results=store.results())
+
+
+def games_planned(config: TournamentConfig) -> int:
+    """How many games ``config``'s tournament plays in all, known at its start (a Swiss
+    event's before its later rounds are paired)."""
+    if config.format is TournamentFormat.SWISS:
+        return config.swiss_rounds * (len(config.bots) // 2) * config.games_per_pairing
+    return len(plan_for(config, secret=""))
