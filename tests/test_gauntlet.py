@@ -64,7 +64,11 @@ def test_a_round_robin_keeps_its_fingerprint_and_its_plan(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("text", "overrides", "message"),
     [
-        ('format = "swiss"\n', {}, "format 'swiss' must be 'round_robin' or 'gauntlet'"),
+        (
+            'format = "knockout"\n',
+            {},
+            "format 'knockout' must be 'round_robin', 'gauntlet' or 'swiss'",
+        ),
         ('format = "gauntlet"\ngauntlet_bot = "zed"\n', {}, "'zed' is not one of the bots"),
         ('gauntlet_bot = "a"\n', {}, 'format is not "gauntlet"'),
         (
