@@ -304,6 +304,7 @@ def test_the_desk_and_a_player_page_with_two_versions(
     page.wait_for_selector("#token-shown")
     assert page.locator("#token-shown").inner_text().startswith("tca_")
     page.wait_for_selector("#players tr[data-player='carol']")
+    page.once("dialog", lambda dialog: dialog.accept())  # Revoke asks first
     page.locator("button[data-action='revoke'][data-name='carol']").click()
     page.wait_for_selector("#players tr[data-player='carol'] .badge.revoked")
     page.locator("button[data-action='pause']").click()

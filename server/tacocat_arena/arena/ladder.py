@@ -47,7 +47,14 @@ from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
 from tacocat_arena.arena.players import token_matches
 from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame, read_results
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
-from tacocat_arena.referee import BotSession, EndReason, GameReport, Referee, RefereeSettings
+from tacocat_arena.referee import (
+    BotSession,
+    EndReason,
+    GameReport,
+    PendingDecision,
+    Referee,
+    RefereeSettings,
+)
 from tacocat_arena.stats.ratings import fit_ratings
 from tacocat_arena.stats.tables import (
     GameResult,
@@ -145,6 +152,8 @@ class LiveGame:
     event: str
     started_at: float
     game: Game | None = None
+    #: The decisions the referee waits for now, with their clocks (``PendingDecision``).
+    pending: tuple[PendingDecision, ...] = ()
 
 
 class Changes:
@@ -575,6 +584,9 @@ class Arena:
         def observe(game: Game) -> None:
             live.game = game
 
+        def waiting(pending: tuple[PendingDecision, ...]) -> None:
+            live.pending = pending
+
         self.changes.fire()
         try:
             return await self.referee.play(
@@ -584,6 +596,7 @@ class Arena:
                 ruleset=self.settings.ruleset,
                 match_info=info,
                 observe=observe,
+                on_pending=waiting,
             )
         except LookupError:
             self.live.pop(game_id, None)

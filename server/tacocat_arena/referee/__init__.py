@@ -1,6 +1,6 @@
 """The gRPC referee: protocol <-> engine, clocks, connections and identities."""
 
-from tacocat_arena.referee.match import GameReport, play_game
+from tacocat_arena.referee.match import GameReport, PendingDecision, play_game
 from tacocat_arena.referee.server import (
     ArenaServicer,
     ListenError,
@@ -26,6 +26,7 @@ __all__ = [
     "FailurePolicy",
     "GameReport",
     "ListenError",
+    "PendingDecision",
     "Referee",
     "RefereeSettings",
     "SessionClosed",

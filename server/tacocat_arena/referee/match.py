@@ -200,6 +200,30 @@ class _Seat:
         self.clock_ms: list[float] = []
 
 
+@dataclass(frozen=True)
+class PendingDecision:
+    """A decision a seat is being asked now, as a spectator may know it: whose, what kind,
+    and by when (``time.time()`` seconds).  The arena's live page shows it with its clock
+    counting down; nothing in it is hidden information (docs/protocol.md, "Time": the clock
+    is the same for everyone who reads the rules)."""
+
+    seat: Seat
+    kind: DecisionKind
+    #: When the request was handed to the seat's session.
+    asked_at: float
+    #: The decision's allowance, in milliseconds (0: no clock).
+    allowance_ms: int
+    #: What was left of the seat's bank when it was asked, in milliseconds.
+    bank_left_ms: float
+    #: Allowance + bank left after ``asked_at``, what the seat's request says it has (the
+    #: referee's grace on top is its own slack, not the bot's time); None: no clock.
+    deadline_at: float | None
+
+
+#: Told the decisions pending whenever they change (``play_game``'s ``on_pending``).
+PendingListener = Callable[[tuple[PendingDecision, ...]], None]
+
+
 @dataclass
 class _Asked:
     """A decision request on its way: what the answer will be checked against."""
@@ -242,17 +266,19 @@ async def play_game(
     match_info: str = "",
     classify_disconnect: Callable[[str], Awaitable[Termination]] | None = None,
     observe: Callable[[Game], None] | None = None,
+    on_pending: PendingListener | None = None,
 ) -> GameReport:
     """Referee one whole game and return its report; never raises for anything a bot does.
 
     ``classify_disconnect(bot_name)`` may turn a lost connection into another termination
     (the tournament says FORFEIT_CRASH when the bot's process died).  ``observe(game)`` is
-    called once with the game as it starts, for spectators (an arena's live page).
+    called once with the game as it starts, for spectators (an arena's live page), and
+    ``on_pending(decisions)`` each time the seats it waits on change (``()``: none).
     """
     game = Game(ruleset, seed)
     if observe is not None:
         observe(game)
-    match = _Match(game_id, sessions, game, settings, classify_disconnect)
+    match = _Match(game_id, sessions, game, settings, classify_disconnect, on_pending)
     match.start(match_info)
     await match.play()
     return match.report()
@@ -272,8 +298,10 @@ class _Match:
         game: Game,
         settings: RefereeSettings,
         classify_disconnect: Callable[[str], Awaitable[Termination]] | None,
+        on_pending: PendingListener | None = None,
     ) -> None:
         self.game_id = game_id
+        self.on_pending = on_pending
         self.game = game
         self.settings = settings
         self.rules = FailureRules(settings.failure_policy)
@@ -325,9 +353,13 @@ class _Match:
             timed = [a for a in asked if isinstance(a, _Asked)]
             if timed:
                 self.max_untimed = max(self.max_untimed, timed[0].started - self.untimed_since)
+            if self.on_pending is not None:
+                self.on_pending(_pending(timed, settings.clock.decision_ms))
             answers = []  # a loop, not an async comprehension: that is one more coroutine
             for each in asked:
                 answers.append(await _answer(each, settings))
+                if self.on_pending is not None:
+                    self.on_pending(_pending(timed, settings.clock.decision_ms))
             if timed:
                 self.untimed_since = max(a.stopped for a in timed)
             paired = list(zip(pending, answers, strict=True))
@@ -434,6 +466,29 @@ class _Match:
             action_ms=self.action_ms,
             referee=self.settings.record_block(),
         )
+
+
+def _pending(timed: list[_Asked], allowance_ms: int) -> tuple[PendingDecision, ...]:
+    """The requests of ``timed`` not answered yet, as spectators see them (wall-clock times:
+    a page compares them with its own clock)."""
+    now_wall, now = time.time(), time.monotonic()
+    pending = []
+    for asked in timed:
+        if asked.future.done() or asked.stopped:
+            continue
+        asked_at = now_wall - (now - asked.started)
+        deadline = asked_at + (allowance_ms + asked.bank_left_ms) / 1000
+        pending.append(
+            PendingDecision(
+                asked.seat.seat,
+                asked.kind,
+                asked_at,
+                allowance_ms,
+                asked.bank_left_ms,
+                deadline if allowance_ms else None,
+            )
+        )
+    return tuple(pending)
 
 
 def _request(asked: list[_Asked | _Failure], seat_index: int) -> _Asked | None:

@@ -27,7 +27,7 @@ from tacocat_arena.engine import Game, Ruleset, Termination
 from tacocat_arena.referee.admission import Refusal, admit
 from tacocat_arena.referee.connection import run_connection
 from tacocat_arena.referee.heap import freeze_long_lived
-from tacocat_arena.referee.match import GameReport, play_game
+from tacocat_arena.referee.match import GameReport, PendingListener, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
 
@@ -156,6 +156,7 @@ class Referee:
         ruleset: Ruleset,
         match_info: str = "",
         observe: Callable[[Game], None] | None = None,
+        on_pending: PendingListener | None = None,
     ) -> GameReport:
         """Referee one game between two connected bots (see ``match.play_game``)."""
         sessions = []
@@ -178,6 +179,7 @@ class Referee:
                 match_info=match_info,
                 classify_disconnect=self.classify_disconnect,
                 observe=observe,
+                on_pending=on_pending,
             )
 
     async def end_all_sessions(self, message: str) -> None:

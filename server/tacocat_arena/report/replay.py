@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,11 +107,14 @@ def render_live(
     game_id: str,
     stream: str,
     back: tuple[str, str],
+    pending: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """The same page for a game in progress: ``frames`` are a spectator's (report.frames.
     spectator_frames); the page follows ``stream`` (server-sent ``state`` events with new
-    frames, then ``end`` with the full record's frames and the outcome) and becomes the
-    game's replay when it ends."""
+    frames and the decisions ``pending``, then ``end`` with the full record's frames and the
+    outcome) and becomes the game's replay when it ends.  ``pending``: whose decision the
+    referee waits for now and by when (``web.views.pending_decisions``); the page counts
+    its clock down against the server's time, sent with the page."""
     return _page(
         frames,
         names,
@@ -119,6 +123,7 @@ def render_live(
         outcome="In progress.",
         back=back,
         stream=stream,
+        pending=pending,
     )
 
 
@@ -148,12 +153,16 @@ def _page(
     outcome: str,
     back: tuple[str | None, str],
     stream: str | None = None,
+    pending: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     data = {
         "cell": CELL,
         "frames": [frame.to_json() for frame in frames],
         "stream": stream,
         "ended_note": ENDED_NOTE,
+        "pending": list(pending),
+        # The page's clock is set by this one: a countdown compares deadlines with it.
+        "server_now": round(time.time(), 3) if stream else None,
     }
     return (
         environment()

@@ -41,7 +41,7 @@ async def games(request: Request) -> Response:
     live = [
         views.live_summary(g)
         for g in arena.live.values()
-        if (bot is None or bot in g.seats) and (event is None or g.event == event)
+        if (bot is None or bot in views.live_seats(g)) and (event is None or g.event == event)
     ]
     stored = arena.finished_games(bot=bot, event=event, limit=limit)
     return JSONResponse(live + [views.game_summary(g) for g in stored])

@@ -87,11 +87,12 @@ async def game_page(request: Request) -> Response:
             return page(request, "live.html", {"game": views.live_summary(live)})
         html = render_live(
             views.live_frames(live),
-            live.seats,
+            views.live_seats(live),
             live.game.ruleset,
             game_id=game_id,
             stream=f"/games/{game_id}/events",
             back=BACK,
+            pending=views.pending_decisions(live),
         )
         return HTMLResponse(html)
     found = arena.finished_game(game_id)
@@ -99,18 +100,21 @@ async def game_page(request: Request) -> Response:
         why = views.held_reason(arena, game_id)
         return page(request, "missing.html", {"what": f"game {game_id!r}", "why": why}, 404)
     stored, record = found
+    summary = views.game_summary(stored)
+    seats = summary["seats"]
     if not record.get("unplayed") and "account" not in request.query_params:
         # The replay viewer of the report pages (one self-contained page), built off the
         # loop: it costs as much as many requests.
         try:
             html = await asyncio.to_thread(
-                render_replay, record, stored.result.seats, game_id=game_id, back_href="/"
-            )
+                render_replay, record, seats, game_id=game_id, back_href=BACK[0],
+                back_text=BACK[1],
+            )  # fmt: skip
             return HTMLResponse(html)
         except FrameError:
             pass  # shown as a plain account below
-    account = list(narrate(record, stored.result.seats))
-    context = {"game": views.game_summary(stored), "account": account}
+    account = [views.public_text(line, seats) for line in narrate(record, seats)]
+    context = {"game": summary, "account": account}
     return page(request, "game.html", context)
 
 
@@ -127,7 +131,7 @@ async def game_events(request: Request) -> Response:
             if held is not None:  # over, but its record waits for its duplicate twin
                 return {"held": json.dumps({"id": game_id, "outcome": held})}
             found = arena.finished_game(game_id)
-            names = ("seat 0", "seat 1") if found is None else found[0].result.seats
+            names = ("seat 0", "seat 1") if found is None else views.game_summary(found[0])["seats"]
             try:
                 ending = end_update(None if found is None else found[1], names)
             except FrameError:
@@ -149,7 +153,7 @@ async def bot_data(arena: Arena, name: str) -> dict[str, Any] | None:
         "bot": name,
         "row": rows[0],
         "games": [views.game_summary(g) for g in arena.finished_games(bot=name, limit=50)],
-        "live": [views.live_summary(g) for g in arena.live.values() if name in g.seats],
+        "live": [views.live_summary(g) for g in arena.live.values() if name in views.live_seats(g)],
         "failures": [views.failure_dict(f) for f in reversed(arena.failures) if f.name == name][
             :20
         ],

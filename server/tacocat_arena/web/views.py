@@ -1,8 +1,11 @@
 """What the arena's pages and JSON API show, as plain data: no rule or statistic of its own.
 
-The standings are the tournament layer's (``compute_standings``, Bradley-Terry ratings);
-a live game is shown only through ``engine.spectator_event`` and public counts, never a hand
-or the draw pile; a finished game's record is public (docs/game-record.md).
+The standings are the ladder's (``stats.tables.standings_of``, Bradley-Terry ratings);
+a live game is shown only through ``engine.spectator_event``, public counts and the clock of
+the decision pending, never a hand or the draw pile; a finished game's record is public
+(docs/game-record.md).  Bots go by their public names everywhere: a twin instance
+(``alice@v1~B``, the process that plays a duplicate pair's second game) is its bot
+(``public_name``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from tacocat_arena.arena.submissions import Status, parse_identity, version_summ
 from tacocat_arena.engine import spectator_event
 from tacocat_arena.report import Frame, spectator_frames
 from tacocat_arena.report.plot import elo_plot
+from tacocat_arena.tournament.runner import TWIN_SUFFIX, public_name
 
 #: Event kinds that end a game: a live page's frames stop before them (their detail waits for
 #: the record, as ``spectator_state``'s events do).
@@ -23,13 +27,17 @@ _ENDINGS = frozenset({"forfeit", "game_end"})
 
 
 def leaderboard(arena: Arena) -> list[dict[str, Any]]:
-    """One row per bot, best first: the standings, each bot's status now and its rating's
-    bar (``bar``: the interval and the rating as percents of one scale shared by the rows)."""
+    """One row per ladder entry, best first: the standings, each bot's status now and its
+    rating's bar (``bar``: the interval and the rating as percents of one scale shared by
+    the rows).  A player that plays only through hosted versions has no row of its own
+    besides theirs (``is_entry``)."""
     rows = []
     plot = elo_plot(arena.standings)
     bars = {row.bot: row for row in plot.rows}
     span = max(plot.right - plot.left, 1)
     for row in arena.standings:
+        if not is_entry(arena, row.bot, row.games):
+            continue
         bar = bars[row.bot]
         rows.append(
             {
@@ -57,6 +65,16 @@ def leaderboard(arena: Arena) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def is_entry(arena: Arena, bot: str, games: int) -> bool:
+    """Whether ``bot`` has a leaderboard row: every version and every bot with games does,
+    and a player's own name while it is connected or has no hosted version (a player just
+    added shows up), not when its versions' rows already stand for it."""
+    if games or parse_identity(bot) is not None or arena.is_connected(bot):
+        return True
+    hosting = arena.hosting
+    return hosting is None or not hosting.submissions.versions(bot)
 
 
 def player_status(arena: Arena, bot: str) -> dict[str, str]:
@@ -151,20 +169,23 @@ def status(arena: Arena) -> dict[str, Any]:
 
 
 def connections(arena: Arena) -> dict[str, Any]:
-    """Who is connected now and the recent refused connections, newest first."""
+    """Who is connected now and the recent refused connections, newest first.  A bot is
+    listed once by its public name, however many of its instances are connected (a hosted
+    version's twin ``NAME~B`` is ``NAME``'s)."""
     now = time.time()
-    connected = [
-        {
-            "bot": name,
+    connected: dict[str, dict[str, Any]] = {}
+    for name, session in sorted(arena.referee.sessions.items()):
+        bot = public_name(name)
+        if not session.is_open or bot in connected:
+            continue  # sorted: a bot's own session comes before its twin's
+        connected[bot] = {
+            "bot": bot,
             "session": session.session_id,
             "connected_for_s": round(now - arena.connected_since.get(name, now), 1),
-            "playing": arena.in_flight[name],
+            "playing": arena.in_flight[bot],
         }
-        for name, session in sorted(arena.referee.sessions.items())
-        if session.is_open
-    ]
     return {
-        "connected": connected,
+        "connected": list(connected.values()),
         "failures": [failure_dict(f) for f in reversed(arena.failures)][:50],
         "paused": arena.paused,
     }
@@ -174,24 +195,33 @@ def failure_dict(failure: ConnectionFailure) -> dict[str, Any]:
     """A refused connection as JSON."""
     return {
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(failure.at)),
-        "bot": failure.name,
+        "bot": public_name(failure.name),
         "peer": failure.peer,
-        "reason": failure.reason,
+        "reason": public_text(failure.reason, (public_name(failure.name),)),
     }
+
+
+def public_text(text: str, bots: tuple[str, ...] | list[str]) -> str:
+    """``text`` (a game's detail, a refusal's reason) with each of ``bots``' twin instances
+    named as the bot itself: the referee names the session that failed, ``alice@v1~B``."""
+    for bot in bots:
+        text = text.replace(bot + TWIN_SUFFIX, bot)
+    return text
 
 
 def game_summary(stored: StoredGame) -> dict[str, Any]:
     """A finished game in a list: who, result and why."""
     result = stored.result
-    winner = None if result.winner is None else result.seats[result.winner]
+    seats = [public_name(name) for name in result.seats]
+    winner = None if result.winner is None else seats[result.winner]
     return {
         "id": result.game_id,
         "event": stored.event,
-        "seats": list(result.seats),
+        "seats": seats,
         "winner": winner,
         "reason": result.reason.value,
         "rounds": result.rounds,
-        "detail": stored.detail,
+        "detail": public_text(stored.detail, seats),
         "finished_at": stored.finished_at,
         "live": False,
     }
@@ -207,12 +237,17 @@ def held_reason(arena: Arena, game_id: str) -> str | None:
     )
 
 
+def live_seats(live: LiveGame) -> tuple[str, str]:
+    """The public names of a live game's seats (the sessions playing may be twins)."""
+    return (public_name(live.seats[0]), public_name(live.seats[1]))
+
+
 def live_summary(live: LiveGame) -> dict[str, Any]:
     """A game in flight in a list."""
     return {
         "id": live.game_id,
         "event": live.event,
-        "seats": list(live.seats),
+        "seats": list(live_seats(live)),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(live.started_at)),
         "live": True,
     }
@@ -227,10 +262,11 @@ def spectator_state(live: LiveGame) -> dict[str, Any]:
     state = live_summary(live)
     game = live.game
     if game is None or game.outcome is not None:
-        state.update(started=game is not None, events=[], board=None)
+        state.update(started=game is not None, events=[], board=None, pending=[])
         return state
     state.update(
         started=True,
+        pending=pending_decisions(live),
         round=game.round,
         board={
             "tacocat": game.tacocat,
@@ -245,6 +281,25 @@ def spectator_state(live: LiveGame) -> dict[str, Any]:
     return state
 
 
+def pending_decisions(live: LiveGame) -> list[dict[str, Any]]:
+    """Whose decisions the referee waits for, what kind and by when: ``asked_at`` and
+    ``deadline_at`` are seconds since the epoch (``deadline_at`` None: no clock), the
+    allowance and the bank left in milliseconds (what the seat's request says it has)."""
+    seats = live_seats(live)
+    return [
+        {
+            "seat": pending.seat,
+            "bot": seats[pending.seat],
+            "kind": pending.kind.value,
+            "asked_at": round(pending.asked_at, 3),
+            "deadline_at": None if pending.deadline_at is None else round(pending.deadline_at, 3),
+            "allowance_ms": pending.allowance_ms,
+            "bank_left_ms": round(pending.bank_left_ms),
+        }
+        for pending in live.pending
+    ]
+
+
 def live_frames(live: LiveGame) -> list[Frame]:
     """A game in flight drawn as a spectator may see it: one frame per public event so far."""
     game = live.game
@@ -255,4 +310,4 @@ def live_frames(live: LiveGame) -> list[Frame]:
         if event["type"] in _ENDINGS:
             break
         shown.append(spectator_event(event))
-    return spectator_frames(shown, live.seats, game.ruleset)
+    return spectator_frames(shown, live_seats(live), game.ruleset)

@@ -44,7 +44,9 @@
     }
   }
 
-  function show(index) {
+  // ``quiet``: a live update, not the reader's step: the event list follows it only if the
+  // reader left that list at its newest event (``pinned``), and the page never scrolls.
+  function show(index, quiet, pinned) {
     if (frames.length === 0) { return; }
     current = Math.max(0, Math.min(frames.length - 1, index));
     var f = frames[current];
@@ -72,11 +74,13 @@
     $("step").textContent = "Step " + (current + 1) + " of " + frames.length + ", round " + f.round;
     $("step").setAttribute("data-index", String(current));
     $("round-select").value = String(f.round);
-    document.querySelectorAll("#log li").forEach(function (li, i) {
-      li.classList.toggle("current", i === current);
-    });
-    var li = document.querySelectorAll("#log li")[current];
-    if (li && li.scrollIntoView) { li.scrollIntoView({ block: "nearest" }); }
+    var was = log.querySelector("li.current");
+    if (was) { was.classList.remove("current"); }
+    var li = log.children[current];
+    if (li) {
+      li.classList.add("current");
+      if (!quiet || pinned) { reveal(li); }
+    }
     $("prev").disabled = $("first").disabled = current === 0;
     $("next").disabled = $("last").disabled = current === frames.length - 1;
     if (current === frames.length - 1) { stop(); }
@@ -94,28 +98,85 @@
     timer = setInterval(function () { show(current + 1); }, Number($("speed").value));
   }
 
+  // The event list scrolls inside itself, never the page: the page stays where the reader
+  // put it (the board in view) while a live game's events arrive.
+  function reveal(li) {
+    var top = li.offsetTop, bottom = top + li.offsetHeight;
+    if (top < log.scrollTop) { log.scrollTop = top; }
+    else if (bottom > log.scrollTop + log.clientHeight) { log.scrollTop = bottom - log.clientHeight; }
+  }
+
+  function atNewest() { return log.scrollTop + log.clientHeight >= log.scrollHeight - 2; }
+
+  // The event list and the round menu.  A live game's frames only grow, so an update adds
+  // the new ones (nothing already shown is redrawn); ``fresh`` rebuilds both (the record's
+  // frames at the end replace the spectator's).
+  function build(fresh) {
+    if (fresh || frames.length < log.children.length) {
+      firstOfRound = {};
+      rounds.textContent = "";
+      log.textContent = "";
+    }
+    for (var i = log.children.length; i < frames.length; i++) { add(i); }
+  }
+
+  function add(i) {
+    var f = frames[i];
+    if (!(f.round in firstOfRound)) {
+      firstOfRound[f.round] = i;
+      var option = document.createElement("option");
+      option.value = String(f.round);
+      option.textContent = "Round " + f.round;
+      rounds.appendChild(option);
+    }
+    var li = document.createElement("li");
+    li.textContent = f.text.join(" / ");
+    li.addEventListener("click", function () { stop(); show(i); });
+    log.appendChild(li);
+  }
+
   var rounds = $("round-select");
   var firstOfRound = {};
   var log = $("log");
-  function build() {
-    firstOfRound = {};
-    rounds.textContent = "";
-    log.textContent = "";
-    frames.forEach(function (f, i) {
-      if (!(f.round in firstOfRound)) {
-        firstOfRound[f.round] = i;
-        var option = document.createElement("option");
-        option.value = String(f.round);
-        option.textContent = "Round " + f.round;
-        rounds.appendChild(option);
+  build(true);
+
+  // A live game's pending decisions (whose, what, by when: the server's clock, which the
+  // page learns from ``server_now``), drawn above the board and in the seat's box, their
+  // clocks counting down ten times a second.
+  var pending = data.pending || [];
+  var offset = data.server_now ? data.server_now * 1000 - Date.now() : 0;
+  var ticker = null;
+  var ASKS = { replace: "choose cards to replace", duel: "choose a duel card",
+    attack: "attack", defend: "defend" };
+
+  function drawPending() {
+    var box = $("pending");
+    if (!box) { return; }
+    var now = Date.now() + offset;
+    var said = [];
+    for (var seat = 0; seat < 2; seat++) {
+      $("clock-" + seat).textContent = "";
+      $("seat-" + seat).classList.remove("waiting");
+    }
+    pending.forEach(function (p) {
+      var clock = "no time limit";
+      if (p.deadline_at !== null) {
+        clock = (Math.max(0, p.deadline_at * 1000 - now) / 1000).toFixed(1) + " s left";
       }
-      var li = document.createElement("li");
-      li.textContent = f.text.join(" / ");
-      li.addEventListener("click", function () { stop(); show(i); });
-      log.appendChild(li);
+      said.push(p.bot + " (seat " + p.seat + ") to " + (ASKS[p.kind] || p.kind) + ": " + clock);
+      $("clock-" + p.seat).textContent = "to " + p.kind + ", " + clock;
+      $("seat-" + p.seat).classList.add("waiting");
     });
+    box.textContent = said.length ? "Waiting for " + said.join(" and ") : "";
+    box.setAttribute("data-seats", pending.map(function (p) { return p.seat; }).join(" "));
   }
-  build();
+
+  function setPending(list) {
+    pending = list || [];
+    drawPending();
+    if (pending.length && ticker === null) { ticker = setInterval(drawPending, 100); }
+    if (!pending.length && ticker !== null) { clearInterval(ticker); ticker = null; }
+  }
 
   rounds.addEventListener("change", function () { stop(); show(firstOfRound[rounds.value]); });
   $("first").addEventListener("click", function () { stop(); show(0); });
@@ -145,16 +206,22 @@
   if (data.stream) {
     var stream = new EventSource(data.stream);
     var follow = function () { return current >= frames.length - 1; };
+    var updates = 0;
     stream.addEventListener("state", function (event) {
       var following = follow();
-      frames = JSON.parse(event.data).frames;
-      if (frames.length === 0) { return; }
-      build();
-      show(following ? frames.length - 1 : current);
+      var pinned = atNewest();
+      var state = JSON.parse(event.data);
+      setPending(state.pending);
+      document.body.setAttribute("data-updates", String(++updates));
+      if (state.frames.length === 0) { return; }
+      frames = state.frames;
+      build(false);
+      show(following ? frames.length - 1 : current, true, pinned);
     });
     // Over, but its record waits until its duplicate twin (same deal, seats swapped) ends.
     stream.addEventListener("held", function (event) {
       $("outcome").textContent = JSON.parse(event.data).outcome + ".";
+      setPending([]);
       document.body.classList.add("held");
     });
     stream.addEventListener("end", function (event) {
@@ -164,14 +231,17 @@
       document.body.classList.add("ended");
       $("outcome").textContent = end.outcome;
       $("visibility").textContent = end.frames ? data.ended_note : end.outcome;
+      setPending([]);
       if (end.frames && end.frames.length) {
+        var pinned = atNewest();
         frames = end.frames;
-        build();
-        show(frames.length - 1);
+        build(true);
+        show(frames.length - 1, true, pinned);
       }
     });
   }
   // A live game opens on its newest step (and follows it), a replay on its first.
   var opening = data.stream && !/step=/.test(window.location.hash) ? frames.length - 1 : fromHash();
-  if (frames.length) { show(opening); }
+  if (frames.length) { show(opening, true, true); }
+  setPending(pending);
 })();

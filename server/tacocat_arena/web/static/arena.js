@@ -1,8 +1,37 @@
-// The arena's pages: live sections swapped in from the page's event stream, and tables
-// sorted by a click (or Enter) on a column's heading; the chosen order survives updates.
+// The arena's pages: live sections swapped in from the page's event stream, tables sorted
+// by a click (or Enter) on a column's heading, and on a narrow screen a table's less
+// important columns (class "extra") behind a "Show all columns" toggle; the chosen order
+// and the toggle's state survive updates.
 (function () {
   "use strict";
   var order = {}; // table id -> [column index, direction]
+  var expanded = {}; // table id -> true once its extra columns are shown
+
+  function columns(root) {
+    (root || document).querySelectorAll("button.columns-toggle").forEach(function (button) {
+      var table = document.getElementById(button.getAttribute("aria-controls"));
+      if (!table) { return; }
+      var open = Boolean(expanded[table.id]);
+      table.classList.toggle("all-columns", open);
+      button.setAttribute("aria-expanded", String(open));
+      button.textContent = open ? "Show fewer columns" : "Show all columns";
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button.columns-toggle");
+    if (!button) { return; }
+    var id = button.getAttribute("aria-controls");
+    expanded[id] = !expanded[id];
+    columns(document);
+  });
+
+  // What a freshly drawn part of a page needs: its tables sorted and their columns shown
+  // as the reader chose.
+  function prepare(root) {
+    makeSortable(root);
+    columns(root);
+  }
 
   function sortTable(table) {
     var chosen = order[table.id];
@@ -48,8 +77,8 @@
     });
   }
 
-  window.tacocatArena = { makeSortable: makeSortable };
-  makeSortable(document);
+  window.tacocatArena = { makeSortable: makeSortable, prepare: prepare };
+  prepare(document);
 
   var source = document.body.getAttribute("data-stream");
   if (source) {
@@ -60,7 +89,7 @@
         var section = document.getElementById(name);
         if (!section) { return; }
         section.innerHTML = event.data;
-        makeSortable(section);
+        prepare(section);
       });
     });
   }

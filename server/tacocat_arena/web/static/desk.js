@@ -24,17 +24,59 @@
     sessionStorage.removeItem(KEY);
     if (timer !== null) { clearInterval(timer); timer = null; }
     $("desk").hidden = true;
+    $("desk").textContent = "";  // the next sign-in draws it afresh
     $("sign-in").hidden = false;
     say(text, true);
+  }
+
+  // A part the organizer is using: a field with focus, or one holding what was typed.
+  function inUse(part) {
+    var active = document.activeElement;
+    if (active && part.contains(active) && /^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName)) {
+      return true;
+    }
+    return Array.prototype.some.call(part.querySelectorAll("input, select, textarea"),
+      function (field) { return field.value !== field.defaultValue; });
+  }
+
+  // The desk is drawn once; after that only its figures (the parts marked data-live) are
+  // swapped, one by one, and never one in use, so a form keeps its text and its focus.  A
+  // button that had focus in a swapped part gets it back in the new one.
+  function update(html) {
+    var desk = $("desk");
+    desk.setAttribute("data-refreshes", String(Number(desk.getAttribute("data-refreshes")) + 1));
+    if (!desk.querySelector("[data-live]")) {
+      desk.innerHTML = html;
+      if (window.tacocatArena) { window.tacocatArena.prepare(desk); }
+      return;
+    }
+    var fresh = document.createElement("template");
+    fresh.innerHTML = html;
+    fresh.content.querySelectorAll("[data-live]").forEach(function (part) {
+      var old = document.getElementById(part.id);
+      if (!old || inUse(old)) { return; }
+      var active = document.activeElement;
+      var key = active && old.contains(active) ? buttonKey(active) : null;
+      old.replaceWith(part);
+      if (window.tacocatArena) { window.tacocatArena.prepare(part); }
+      var again = key && part.querySelector(key);
+      if (again) { again.focus(); }
+    });
+  }
+
+  function buttonKey(element) {
+    var action = element.getAttribute("data-action");
+    if (!action) { return null; }
+    var name = element.getAttribute("data-name");
+    return "button[data-action='" + action + "']" +
+      (name === null ? "" : "[data-name='" + CSS.escape(name) + "']");
   }
 
   function refresh() {
     return call("GET", "/admin/sections").then(function (response) {
       if (response.status === 401) { signedOut("That is not the organizer's token."); return; }
       return response.text().then(function (html) {
-        var kept = $("new-token") ? $("new-token").innerHTML : "";
-        $("desk").innerHTML = html;
-        if (kept) { $("new-token").innerHTML = kept; }
+        update(html);
         $("desk").hidden = false;
         $("sign-in").hidden = true;
         if (timer === null) { timer = setInterval(refresh, 3000); }
@@ -69,7 +111,11 @@
     var name = $("new-name").value.trim();
     call("POST", "/api/players", { name: name }).then(function (response) {
       return response.json().then(function (answer) {
-        if (response.status === 201) { showToken(answer.name, answer.token); say("", false); }
+        if (response.status === 201) {
+          showToken(answer.name, answer.token);
+          $("new-name").value = "";
+          say("", false);
+        }
         else { say(answer.error || ("could not add " + name), true); }
         return refresh();
       });
@@ -81,8 +127,15 @@
     if (!button) { return; }
     var action = button.getAttribute("data-action");
     if (action === "sign-out") { signedOut("Signed out."); return; }
+    var name = button.getAttribute("data-name");
+    if (action === "revoke" && !window.confirm("Revoke " + name + "? Its token stops " +
+        "working, its session ends and its hosted versions stop playing. This cannot be " +
+        "undone: only adding it again gives it a new token.")) {
+      say("Nothing revoked.", false);
+      return;
+    }
     var path = action === "revoke"
-      ? "/api/players/" + encodeURIComponent(button.getAttribute("data-name")) + "/revoke"
+      ? "/api/players/" + encodeURIComponent(name) + "/revoke"
       : "/api/" + action;
     call("POST", path, {}).then(function (response) {
       return response.json().then(function (answer) {
