@@ -11,10 +11,11 @@ import json
 import re
 
 from tacocat_arena.arena.ladder import LiveGame
+from tacocat_arena.arena.names import public_name, public_text
 from tacocat_arena.engine import DEFAULT_RULESET, DecisionKind, Game, Termination
 from tacocat_arena.referee import PendingDecision
 from tacocat_arena.report import render_live
-from tacocat_arena.tournament.runner import TWIN_SUFFIX, public_name
+from tacocat_arena.tournament.runner import TWIN_SUFFIX
 from tacocat_arena.web import views
 
 
@@ -75,6 +76,6 @@ def test_public_names_and_texts() -> None:
     assert public_name("alice@v1~B") == "alice@v1"
     assert public_name("alice") == "alice"
     detail = "alice@v1~B (seat 1): no answer to request 9 (attack) within 2000 ms"
-    assert views.public_text(detail, ["ben", "alice@v1"]) == detail.replace("~B", "")
+    assert public_text(detail, ["ben", "alice@v1"]) == detail.replace("~B", "")
     # Only the seats' own twins: other text is left as it is.
-    assert views.public_text("x~B", ["ben"]) == "x~B"
+    assert public_text("x~B", ["ben"]) == "x~B"

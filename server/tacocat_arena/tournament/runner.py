@@ -48,12 +48,6 @@ ProgressCallback = Callable[[GameResult, int, int], None]
 TWIN_SUFFIX = "~B"
 
 
-def public_name(identity: str) -> str:
-    """The bot a process plays for: its twin instance ``NAME~B`` is ``NAME`` (pages and
-    standings name bots, never the instances that played)."""
-    return identity.removesuffix(TWIN_SUFFIX)
-
-
 @dataclass(frozen=True)
 class TournamentRun:
     """How a run went: games planned, already done before it, and played by it; how many of

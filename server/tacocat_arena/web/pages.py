@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.arena.names import public_text
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.report import FrameError, end_update, live_update, render_live, render_replay
 from tacocat_arena.web import views
@@ -113,7 +114,7 @@ async def game_page(request: Request) -> Response:
             return HTMLResponse(html)
         except FrameError:
             pass  # shown as a plain account below
-    account = [views.public_text(line, seats) for line in narrate(record, seats)]
+    account = [public_text(line, seats) for line in narrate(record, seats)]
     context = {"game": summary, "account": account}
     return page(request, "game.html", context)
 

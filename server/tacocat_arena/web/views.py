@@ -14,12 +14,12 @@ import time
 from typing import Any
 
 from tacocat_arena.arena.ladder import Arena, ConnectionFailure, LiveGame
+from tacocat_arena.arena.names import public_name, public_text
 from tacocat_arena.arena.store import StoredGame
 from tacocat_arena.arena.submissions import Status, parse_identity, version_summary
 from tacocat_arena.engine import spectator_event
 from tacocat_arena.report import Frame, spectator_frames
 from tacocat_arena.report.plot import elo_plot
-from tacocat_arena.tournament.runner import TWIN_SUFFIX, public_name
 
 #: Event kinds that end a game: a live page's frames stop before them (their detail waits for
 #: the record, as ``spectator_state``'s events do).
@@ -199,14 +199,6 @@ def failure_dict(failure: ConnectionFailure) -> dict[str, Any]:
         "peer": failure.peer,
         "reason": public_text(failure.reason, (public_name(failure.name),)),
     }
-
-
-def public_text(text: str, bots: tuple[str, ...] | list[str]) -> str:
-    """``text`` (a game's detail, a refusal's reason) with each of ``bots``' twin instances
-    named as the bot itself: the referee names the session that failed, ``alice@v1~B``."""
-    for bot in bots:
-        text = text.replace(bot + TWIN_SUFFIX, bot)
-    return text
 
 
 def game_summary(stored: StoredGame) -> dict[str, Any]:
