@@ -155,6 +155,10 @@ def browser() -> Iterator[Browser]:
 
     with sync_playwright() as playwright:
         chromium = launch_browser(playwright)
+        # Chromium starts its helpers (GPU, network, storage processes) with its first page:
+        # started here, they belong to the module's browser, not to the first test that opens
+        # a page (conftest fails a test that leaves processes behind).
+        chromium.new_page().close()
         try:
             yield chromium
         finally:

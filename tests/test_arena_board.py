@@ -127,7 +127,7 @@ def test_the_live_board_says_whose_decision_is_pending_and_stays_where_the_reade
     names = ("ann", "ben") if page.locator("#seat-0 h2").inner_text().startswith("ann") else (
         "ben", "ann")  # fmt: skip
     text = page.locator("#pending").inner_text()
-    assert f"{names[seat]} (seat {seat})" in text, text
+    assert f"{names[seat]} (seat {seat}, " in text, text
     assert " s left" in text, text
     assert page.locator(f"#seat-{seat}.waiting").count() == 1
     assert " s left" in page.locator(f"#clock-{seat}").inner_text()

@@ -163,11 +163,14 @@
       if (p.deadline_at !== null) {
         clock = (Math.max(0, p.deadline_at * 1000 - now) / 1000).toFixed(1) + " s left";
       }
-      said.push(p.bot + " (seat " + p.seat + ") to " + (ASKS[p.kind] || p.kind) + ": " + clock);
+      said.push(p.bot + " (seat " + p.seat + ", " + clock + ")");
       $("clock-" + p.seat).textContent = "to " + p.kind + ", " + clock;
       $("seat-" + p.seat).classList.add("waiting");
     });
-    box.textContent = said.length ? "Waiting for " + said.join(" and ") : "";
+    // Two seats asked at once are asked the same thing (D1, R3).
+    box.textContent = said.length
+      ? "Waiting for " + said.join(" and ") + " to " + (ASKS[pending[0].kind] || pending[0].kind)
+      : "";
     box.setAttribute("data-seats", pending.map(function (p) { return p.seat; }).join(" "));
   }
 
