@@ -234,7 +234,7 @@ def test_the_desk_and_a_player_page_with_two_versions(
 ) -> None:
     folder = tmp_path / "arena"
     tokens = add_players(folder, "alice", "bob")
-    arena = start_arena(folder, "--workers", "1")
+    arena = start_arena(folder, "--workers", "1", "--probation", "0")
     cleanup.append(arena)
     # A refused connection, then a restart: the desk still lists it (it is in the store).
     intruder = start_bot("alice", "tca_not-the-token", arena.address, tmp_path)
@@ -242,7 +242,7 @@ def test_the_desk_and_a_player_page_with_two_versions(
     wait_until(lambda: arena.json("/api/connections")["failures"], 30, "the refusal")
     intruder.kill()
     arena.stop(signal.SIGTERM)
-    arena = start_arena(folder, "--workers", "1")
+    arena = start_arena(folder, "--workers", "1", "--probation", "0")
     cleanup.append(arena)
     organizer = (folder / "organizer.token").read_text().strip()
     desk = urllib.request.Request(

@@ -11,7 +11,7 @@ import json
 import re
 
 from tacocat_arena.arena.ladder import LiveGame
-from tacocat_arena.arena.names import public_name, public_text
+from tacocat_arena.arena.names import public_name, public_record, public_text
 from tacocat_arena.engine import DEFAULT_RULESET, DecisionKind, Game, Termination
 from tacocat_arena.referee import PendingDecision
 from tacocat_arena.report import render_live
@@ -79,3 +79,15 @@ def test_public_names_and_texts() -> None:
     assert public_text(detail, ["ben", "alice@v1"]) == detail.replace("~B", "")
     # Only the seats' own twins: other text is left as it is.
     assert public_text("x~B", ["ben"]) == "x~B"
+
+
+def test_a_records_texts_name_the_bots_and_the_stored_record_is_untouched() -> None:
+    record = {
+        "players": ["ben", "alice@v1"],
+        "events": [{"type": "forfeit", "detail": "alice@v1~B (seat 1): bot 'alice@v1~B' left"}],
+        "seed": 3,
+    }
+    shown = public_record(record, ["ben", "alice@v1"])
+    assert shown["events"][0]["detail"] == "alice@v1 (seat 1): bot 'alice@v1' left"
+    assert shown["seed"] == 3 and shown["players"] == ["ben", "alice@v1"]
+    assert "~B" in record["events"][0]["detail"]

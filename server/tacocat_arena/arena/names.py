@@ -7,6 +7,7 @@ the referee names sessions, so its seats, sessions and texts say ``alice@v1~B``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from tacocat_arena.tournament.runner import TWIN_SUFFIX
 
@@ -22,3 +23,17 @@ def public_text(text: str, bots: Iterable[str]) -> str:
     for bot in bots:
         text = text.replace(bot + TWIN_SUFFIX, bot)
     return text
+
+
+def public_record(record: Any, bots: Iterable[str]) -> Any:
+    """A copy of a game record (or any JSON value) with every text in it passed through
+    ``public_text``: a forfeit's detail names the session that failed.  The stored record is
+    left as it is (``verify`` reads it)."""
+    bots = tuple(bots)
+    if isinstance(record, str):
+        return public_text(record, bots)
+    if isinstance(record, dict):
+        return {key: public_record(value, bots) for key, value in record.items()}
+    if isinstance(record, list):
+        return [public_record(value, bots) for value in record]
+    return record

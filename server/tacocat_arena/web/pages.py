@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from tacocat_arena.arena.ladder import Arena
-from tacocat_arena.arena.names import public_text
+from tacocat_arena.arena.names import public_record
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.report import FrameError, end_update, live_update, render_live, render_replay
 from tacocat_arena.web import views
@@ -103,6 +103,7 @@ async def game_page(request: Request) -> Response:
     stored, record = found
     summary = views.game_summary(stored)
     seats = summary["seats"]
+    record = public_record(record, seats)
     if not record.get("unplayed") and "account" not in request.query_params:
         # The replay viewer of the report pages (one self-contained page), built off the
         # loop: it costs as much as many requests.
@@ -114,7 +115,7 @@ async def game_page(request: Request) -> Response:
             return HTMLResponse(html)
         except FrameError:
             pass  # shown as a plain account below
-    account = [public_text(line, seats) for line in narrate(record, seats)]
+    account = list(narrate(record, seats))
     context = {"game": summary, "account": account}
     return page(request, "game.html", context)
 
@@ -133,8 +134,9 @@ async def game_events(request: Request) -> Response:
                 return {"held": json.dumps({"id": game_id, "outcome": held})}
             found = arena.finished_game(game_id)
             names = ("seat 0", "seat 1") if found is None else views.game_summary(found[0])["seats"]
+            record = None if found is None else public_record(found[1], names)
             try:
-                ending = end_update(None if found is None else found[1], names)
+                ending = end_update(record, names)
             except FrameError:
                 ending = end_update(None, names)
             return {"end": json.dumps({"id": game_id, **ending})}
