@@ -1,4 +1,5 @@
-"""Every ``tacocat-arena ...`` command that README.md and docs/*.md show exists as written.
+"""Every ``tacocat-arena ...`` command that README.md and docs/*.md show exists as written,
+and the concrete ones run, in the order a reader meets them, in one clone.
 
 For each command (in code blocks and inline code), its subcommands must exist, ``--help``
 must parse for them, and every option it names must be one of that command's options: a doc
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -101,3 +105,109 @@ def test_each_shown_command_exists_with_its_options(where: str, shown: str) -> N
                 f"{where}: `{shown}`: {option} is not an option of "
                 f"`tacocat-arena {' '.join(names)}` ({', '.join(sorted(options))})"
             )
+
+
+# -- the commands run, in the order a reader meets them, in one clone (issue 37, point 3) ------
+#: The subcommands that the sequence runs (serve, submit, grade and bench have their own
+#: end-to-end tests: a server to stop, an arena to submit to, minutes of grading).
+RUN_IN_SEQUENCE = frozenset({"run", "play", "check", "verify", "replay"})
+
+#: A word standing for what the reader fills in: such a command is a form, not an example.
+_STAND_IN = re.compile(r"^(?:[A-Z][A-Z0-9_.]*|\.\.\.|.*\[.*)$")
+
+#: Documented commands the sequence leaves out, each with why (matched as a substring).
+NOT_IN_SEQUENCE = {
+    "--cluster tcp://10.0.0.5:8786": "needs a Dask scheduler at that address (test_executors "
+    "runs a local cluster)",
+    "examples/trained_bot.py": "needs examples/agent.npz, minutes of training first "
+    "(tests/test_training_example.py trains one briefly and plays it in a real run)",
+    "--game g17": "g17 stands for a game of the reader's own results",
+    "replay lost.json": "lost.json is a record the reader saved from their own games",
+    "--debug": "debug mode gives the bots this terminal (a person at a breakpoint)",
+}
+
+
+#: Documented commands whose documented exit code is not 0 (matched as a substring).
+EXIT_CODES = {
+    "crash_on_defend_bot.py": 1,  # why-lose.md: a bot that crashes; 1 "when a request was failed"
+}
+
+
+def _sequence() -> list[tuple[str, list[str]]]:
+    """(where, words) of every concrete command of the docs' shell blocks, README first."""
+    found = []
+    for path in DOCS:
+        where = path.relative_to(REPO_ROOT).as_posix()
+        for line in _blocks(path.read_text(encoding="utf-8"))[0]:
+            line = line.strip().removeprefix("$ ")
+            start = line.find("tacocat-arena ")
+            if start < 0 or line[:start].rstrip().endswith(("#", "-m", ":")):
+                continue
+            words = _words(line[start:])
+            if len(words) < 2 or words[1] not in RUN_IN_SEQUENCE:
+                continue
+            if any(_STAND_IN.match(word.strip("`(),.;")) for word in words[2:]):
+                continue
+            if any(skip in " ".join(words) for skip in NOT_IN_SEQUENCE):
+                continue
+            found.append((where, words))
+    return found
+
+
+#: The installed command (the virtual environment's, beside this interpreter).
+TACOCAT_ARENA = str(Path(sys.executable).parent / "tacocat-arena")
+
+
+def _clone(into: Path) -> None:
+    """What a fresh clone holds (the tracked files), plus the Node example's node_modules
+    that protocol.md's `npm ci` installs, when this checkout has them."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO_ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = REPO_ROOT / name
+        if source.is_file() and not source.is_symlink():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+    modules = REPO_ROOT / "example_bots" / "node" / "node_modules"
+    if modules.is_dir():
+        shutil.copytree(modules, into / "example_bots" / "node" / "node_modules", symlinks=True)
+
+
+def test_the_sequence_finds_the_commands_a_reader_runs() -> None:
+    shown = [" ".join(words) for _, words in _sequence()]
+    assert "tacocat-arena run" in shown  # the README's demo, first
+    assert shown[0] == "tacocat-arena run", shown
+    assert any(s.startswith("tacocat-arena run --bot mine=") for s in shown), shown
+    assert any("examples/league.toml" in s for s in shown), shown
+
+
+@pytest.mark.slow
+def test_every_documented_command_runs_in_order_in_one_clone(tmp_path: Path) -> None:
+    """README then docs/*.md, each concrete `run`, `play`, `check`, `verify` and `replay`
+    of a shell block, one after another in one copy of the repository: none may fail (the
+    demo's tacocat-results/ refused the next documented `run --bot ...`, issue 37)."""
+    clone = tmp_path / "clone"
+    _clone(clone)
+    shutil.copy2(clone / "example_bots" / "greedy_bot.py", clone / "my_bot.py")  # README's cp
+    node_ready = (clone / "example_bots" / "node" / "node_modules").is_dir()
+    ran = []
+    for where, words in _sequence():
+        if not node_ready and any("node" in word.split() for word in words):
+            continue  # Node's example needs `npm ci` (test_node_bot.py installs it)
+        done = subprocess.run(
+            # The installed command, as the docs write it: `python -m` in the clone's root
+            # would import the clone's example_bots (the current folder comes first).
+            [TACOCAT_ARENA, *words[1:]],
+            cwd=clone,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            stdin=subprocess.DEVNULL,
+        )
+        shown = shlex.join(words)
+        code = next((c for part, c in EXIT_CODES.items() if part in shown), 0)
+        assert done.returncode == code, f"{where}: `{shown}`:\n{done.stdout}\n{done.stderr}"
+        ran.append(shown)
+    print("ran in order:", *ran, sep="\n  ")
+    assert len(ran) >= 8, ran
