@@ -16,10 +16,20 @@ same for ``run``, ``play``, ``check``, workers and the arena (every launcher goe
 ``preflight`` then catches, before any game and before anything is written, any path the
 command names that the sandbox will not show, and says the two fixes: a ``dir`` holding
 everything the bot needs, or ``--sandbox none`` for code you trust.
+
+A root runner's bot runs as uid 65534, which cannot read a folder that only root may (any
+Docker container, where the bot sits in /root).  ``readable_copy`` then copies the folder
+into the runner's private scratch, readable by that uid, up to ``SNAPSHOT_CAP_BYTES`` (over
+it, the start fails with the sandbox's message, as before), and hashes what it copied: the
+code that played is known (``run`` records the hash in results.json).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +73,88 @@ def place(spec: BotSpec, base_dir: Path) -> Placement:
         for word, path in zip(argv, named, strict=True)
     ]
     return Placement(first.parent, tuple(absolute))
+
+
+#: The most a root runner copies of a bot folder its bot cannot read (files' bytes).
+SNAPSHOT_CAP_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A private copy of a bot's folder, made for a root runner's bot (``readable_copy``)."""
+
+    source: Path
+    folder: Path
+    #: sha256 over the copy's sorted entries: each path, its kind and its bytes (or target).
+    sha256: str
+    size: int
+    files: int
+
+    def describe(self, name: str) -> str:
+        """The one line that says it (said once, before the games)."""
+        return (
+            f"bot {name!r}: its folder {self.source} is not readable by uid "
+            f"{sandbox.SANDBOX_UID} (the runner is root), so it plays a private copy: "
+            f"{self.files} files, {self.size / 1024:.0f} KiB, sha256 {self.sha256[:16]}"
+        )
+
+
+def readable_copy(
+    spec: BotSpec,
+    placement: Placement,
+    mode: SandboxMode,
+    into: Path,
+    cap_bytes: int = SNAPSHOT_CAP_BYTES,
+) -> tuple[Placement, Snapshot | None]:
+    """``placement`` as it is, or, for a root runner's sandboxed bot whose folder its uid
+    cannot read, a copy of the folder in ``into`` (a private folder of the runner's) that it
+    can, with the command's paths into the folder moved to the copy.  Not for a
+    ``writable_dir`` bot (its writes must land in its own folder) nor over ``cap_bytes``:
+    the bot's start then says what to do, as before."""
+    source = placement.folder
+    if mode is not SandboxMode.BWRAP or spec.writable_dir:
+        return placement, None
+    if sandbox.unreachable_by_bot(source, write=False) is None:
+        return placement, None
+    entries = _entries(source)
+    size = sum(entry.stat(follow_symlinks=False).st_size for entry in entries)
+    if size > cap_bytes:
+        return placement, None
+    target = into / f"{spec.name}-{hashlib.sha256(str(source).encode()).hexdigest()[:8]}"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, symlinks=True)
+    digest = hashlib.sha256()
+    files = 0
+    for path in [target, *_entries(target)]:
+        info = path.lstat()
+        relative = path.relative_to(target).as_posix()
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(f"L {relative} {os.readlink(path)}\0".encode())
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            digest.update(f"D {relative}\0".encode())
+            path.chmod(0o755)
+            continue
+        files += 1
+        digest.update(f"F {relative} {info.st_size}\0".encode())
+        digest.update(path.read_bytes())
+        path.chmod(0o755 if info.st_mode & 0o100 else 0o644)
+    root = str(source.resolve())
+    argv = tuple(
+        str(target) + word[len(root) :] if word == root or word.startswith(root + "/") else word
+        for word in placement.argv
+    )
+    snapshot = Snapshot(source, target, digest.hexdigest(), size, files)
+    return Placement(target, argv), snapshot
+
+
+def _entries(folder: Path) -> list[Path]:
+    """Every entry under ``folder`` (links not followed), sorted by path."""
+    found = []
+    for top, dirs, names in os.walk(folder):
+        dirs.sort()
+        found += [Path(top) / name for name in (*dirs, *sorted(names))]
+    return sorted(found)
 
 
 def _absolute(word: str, base: Path) -> str:

@@ -109,6 +109,9 @@ def write_outputs(
     tables = compute_tables(config, store)
     metadata: dict[str, Any] = dict(config.describe())
     metadata.update(games_planned=planned, games_played=store.count(), complete=complete)
+    if snapshots := store.snapshots():
+        # A root runner played private copies of these bots' folders: what it copied.
+        metadata["bot_folder_sha256"] = snapshots
     if complete:
         # Published at the end, so anyone can re-derive every deal (schedule.deal_seed).
         metadata["deal_secret"] = store.deal_secret()

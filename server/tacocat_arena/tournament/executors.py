@@ -82,6 +82,10 @@ class _MemoryStore:
     def finished_ids(self) -> set[str]:
         return {result.game_id for result, _, _ in self.games}
 
+    def record_snapshot(self, bot: str, sha256: str) -> None:
+        """A worker's copy of a bot's folder is said in its notices; the run's store holds
+        only what its own process copied."""
+
 
 def play_batch(config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
     """Play one batch here, in a worker: a referee of its own, the pairing's two bots.

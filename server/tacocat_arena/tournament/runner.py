@@ -114,6 +114,7 @@ async def run_tournament(
     referee = _referee(config, secrets_by_name, processes, peer_check)
     socket_dir, sockets = _sockets(all_ids, modes, peer_check)
     try:
+        placements = _placements(config, modes, socket_dir, store, on_notice)
         server, port = await start_server(
             referee, host, port, unix_sockets=[str(p) for p in sockets.values()]
         )
@@ -124,22 +125,17 @@ async def run_tournament(
         sandbox.admit_bot(path)
     peer_check.tcp_port = port
     on_listening(port)
-    processes.update(_processes(config, all_ids, secrets_by_name, modes, sockets, port, peer_check))
+    processes.update(
+        _processes(config, all_ids, secrets_by_name, modes, sockets, port, peer_check, placements)
+    )
     try:
         # Bots that connect by themselves are awaited now; started ones phase by phase.
         remote = [p for p in processes.values() if isinstance(p, ExternalBot)]
         await asyncio.gather(*(p.wait_connected(referee, config.connect_timeout_s) for p in remote))
         counts = await _play_all(
-            todo,
-            len(plan),
-            referee,
-            processes,
-            config,
-            store,
-            should_stop,
-            on_game,
+            todo, len(plan), referee, processes, config, store, should_stop, on_game,
             pairs_per_phase,
-        )
+        )  # fmt: skip
     finally:
         await referee.end_all_sessions("the tournament is over")
         await asyncio.gather(*(p.stop() for p in processes.values()), return_exceptions=True)
@@ -237,6 +233,34 @@ def sandbox_modes(
     return modes
 
 
+def _placements(
+    config: TournamentConfig,
+    modes: Mapping[str, SandboxMode],
+    scratch: Path,
+    store: TournamentStore,
+    on_notice: Callable[[str], None],
+) -> dict[str, folder.Placement]:
+    """Each started bot's folder and command line (``folder.place``); for a root runner's
+    bot whose folder its uid cannot read, a private copy (``folder.readable_copy``, in the
+    run's own scratch folder), said once with its size and recorded with its hash."""
+    placements = {}
+    for bot in config.bots:
+        if bot.is_external:
+            continue
+        placement = folder.place(bot, config.base_dir)
+        try:
+            placement, snapshot = folder.readable_copy(
+                bot, placement, modes[bot.name], scratch / "snapshots"
+            )
+        except OSError as error:
+            raise BotStartError(f"bot {bot.name!r}: cannot copy its folder: {error}") from None
+        if snapshot is not None:
+            on_notice(snapshot.describe(bot.name))
+            store.record_snapshot(bot.name, snapshot.sha256)
+        placements[bot.name] = placement
+    return placements
+
+
 def _processes(
     config: TournamentConfig,
     all_ids: Mapping[str, BotSpec],
@@ -245,6 +269,7 @@ def _processes(
     sockets: Mapping[str, Path],
     port: int,
     peer_check: PeerCheck,
+    placements: Mapping[str, folder.Placement],
 ) -> dict[str, BotProcess | ExternalBot]:
     """One process per identity (a bot, or each twin), as ``Launch`` describes it."""
     log_dir = config.out / "logs"
@@ -254,7 +279,7 @@ def _processes(
         if bot.is_external:
             processes[ident] = ExternalBot(bot)
             continue
-        placement = folder.place(bot, config.base_dir)
+        placement = placements[bot.name]
         own_dir = placement.folder
         processes[ident] = BotProcess(
             bot,

@@ -65,6 +65,10 @@ def add_missing_columns(db: sqlite3.Connection, table: str) -> None:
             db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {ddl}")
 
 
+#: The meta key prefix of a bot folder's copy (``record_snapshot``).
+_SNAPSHOT_KEY = "snapshot:"
+
+
 class StorageError(RuntimeError):
     """The output folder holds another tournament, or cannot be used."""
 
@@ -113,6 +117,20 @@ class TournamentStore:
                 "--resume to continue it, or choose another --out folder"
             )
         return done
+
+    def record_snapshot(self, bot: str, sha256: str) -> None:
+        """Keep the hash of the private copy of ``bot``'s folder that a root runner played
+        (``launch.folder.readable_copy``): the code that played is known.  The last one
+        counts (a resumed run copies the folder again)."""
+        key = _SNAPSHOT_KEY + bot
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, sha256))
+
+    def snapshots(self) -> dict[str, str]:
+        """Bot name -> sha256 of every folder copy recorded (``record_snapshot``)."""
+        rows = self.db.execute(
+            "SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key", (_SNAPSHOT_KEY + "%",)
+        )
+        return {key.removeprefix(_SNAPSHOT_KEY): value for key, value in rows}
 
     def deal_secret(self) -> str:
         """The secret mixed into every deal seed (``schedule.deal_seed``): drawn from
