@@ -206,6 +206,7 @@ async def _run_worker(job: Job, rubric: Rubric, secret: str, limit: float) -> di
         secret_id=secret_id(secret),
         seconds=0.0,
         started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        visibility=rubric.visibility,
     )
     return write_grade(out, grade, gradescope=job.gradescope)
 

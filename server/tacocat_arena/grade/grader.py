@@ -20,7 +20,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,6 +135,8 @@ class Grade:
     seconds: float
     started: str
     load: tuple[float, float, float] = field(default_factory=lambda: os.getloadavg())
+    #: Item name -> Gradescope visibility, from the rubric (absent: "visible").
+    visibility: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def points(self) -> float:
@@ -193,6 +195,7 @@ async def grade_bot(
         secret_id=secret_id(secret),
         seconds=time.monotonic() - started,
         started=started_at,
+        visibility=rubric.visibility,
     )
 
 

@@ -21,22 +21,22 @@ from typing import Any
 from rich.table import Table
 
 from tacocat_arena.grade.grader import Grade, ItemResult
+from tacocat_arena.grade.rubric import VISIBILITIES
 from tacocat_arena.report.grading import render_grade_page
 from tacocat_arena.report.writer import REPLAYS, replay_name
 
 GRADE_JSON = "grade.json"
 RESULTS_JSON = "results.json"
 REPORT_HTML = "report.html"
-#: Gradescope's visibility values (a test's, and the whole result's).
-VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 #: Version of grade.json's layout.
 GRADE_FORMAT = 1
 
 
-def item_dict(item: ItemResult) -> dict[str, Any]:
-    """One item of grade.json."""
+def item_dict(item: ItemResult, visibility: str = "visible") -> dict[str, Any]:
+    """One item of grade.json (``visibility``: Gradescope's, from the rubric)."""
     return {
         "name": item.name,
+        "visibility": visibility,
         "kind": item.kind,
         "points": item.points,
         "max_points": item.max_points,
@@ -67,8 +67,16 @@ def grade_dict(grade: Grade) -> dict[str, Any]:
         "started": grade.started,
         "seconds": round(grade.seconds, 1),
         "load": list(grade.load),
-        "items": [item_dict(item) for item in grade.items],
+        "items": [
+            item_dict(item, grade.visibility.get(item.name, "visible")) for item in grade.items
+        ],
     }
+
+
+def _visibility(item: Mapping[str, Any], default: str) -> str:
+    """An item's own Gradescope visibility when its rubric table set one, else ``default``."""
+    own = item.get("visibility", "visible")
+    return str(own) if own != "visible" else default
 
 
 def gradescope_dict(grade: Mapping[str, Any], visibility: str = "visible") -> dict[str, Any]:
@@ -85,7 +93,8 @@ def gradescope_dict(grade: Mapping[str, Any], visibility: str = "visible") -> di
                 "max_score": item["max_points"],
                 "status": "passed" if item["passed"] else "failed",
                 "output": item["output"],
-                "visibility": visibility,
+                # The rubric's visibility of the item, else the whole result's.
+                "visibility": _visibility(item, visibility),
             }
         )
     leaderboard: list[dict[str, Any]] = [{"name": "Points", "value": grade["points"]}]

@@ -21,7 +21,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,11 @@ _TIER_KEYS = (
     "beta",
     "pairs",
     "max_games",
+    "visibility",
 )
+#: Gradescope's visibility values: when a student sees an item's result (its "Autograder
+#: Specifications": visible, hidden, after_due_date, after_published).
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -127,6 +131,9 @@ class Rubric:
     decision_time: tuple[float, float] | None = None
     #: ``[no_forfeits]``: points (None: absent).
     no_forfeits_points: float | None = None
+    #: Each item's Gradescope visibility by item name (``visibility = "..."`` in its
+    #: table), for the items that set one; the others are "visible".
+    visibility: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def max_points(self) -> float:
@@ -169,7 +176,7 @@ def parse_rubric(data: Mapping[str, Any]) -> Rubric:
     conformance = _table(data, "conformance")
     if conformance is None:
         raise RubricError("[conformance] is required (points = N): grading starts with check")
-    _known(conformance, ("points",), "conformance.")
+    _known(conformance, ("points", "visibility"), "conformance.")
     tiers_data = data.get("tiers", [])
     if not isinstance(tiers_data, list) or not all(isinstance(t, dict) for t in tiers_data):
         raise RubricError("tiers: must be an array of tables ([[tiers]])")
@@ -181,14 +188,14 @@ def parse_rubric(data: Mapping[str, Any]) -> Rubric:
     decision = _table(data, "decision_time")
     decision_time = None
     if decision is not None:
-        _known(decision, ("points", "mean_ms"), "decision_time.")
+        _known(decision, ("points", "mean_ms", "visibility"), "decision_time.")
         decision_time = (
             _points(decision, "decision_time."),
             _number(decision, "mean_ms", "decision_time.", low=0.0, required=True),
         )
     forfeits = _table(data, "no_forfeits")
     if forfeits is not None:
-        _known(forfeits, ("points",), "no_forfeits.")
+        _known(forfeits, ("points", "visibility"), "no_forfeits.")
     name = data.get("name", "grade")
     if not isinstance(name, str) or not name.strip():
         raise RubricError(f"name: must be a non-empty string, got {name!r}")
@@ -209,7 +216,40 @@ def parse_rubric(data: Mapping[str, Any]) -> Rubric:
         build_timeout_s=_number(data, "build_timeout", "", low=1.0, high=3600.0, default=300.0),
         decision_time=decision_time,
         no_forfeits_points=None if forfeits is None else _points(forfeits, "no_forfeits."),
+        visibility=_visibilities(conformance, tiers_data, tiers, decision, forfeits),
     )
+
+
+def _visibilities(
+    conformance: Mapping[str, Any],
+    tiers_data: list[Mapping[str, Any]],
+    tiers: tuple[Tier, ...],
+    decision: Mapping[str, Any] | None,
+    forfeits: Mapping[str, Any] | None,
+) -> dict[str, str]:
+    """Item name -> the Gradescope visibility its table sets (items' names as grades name
+    them: "conformance", each tier's, "decision time", "no forfeits")."""
+    tables: list[tuple[str, str, Mapping[str, Any] | None]] = [
+        ("conformance", "conformance.", conformance),
+        *(
+            (tier.name, f"tiers[{i}].", data)
+            for i, (tier, data) in enumerate(zip(tiers, tiers_data, strict=True))
+        ),
+        ("decision time", "decision_time.", decision),
+        ("no forfeits", "no_forfeits.", forfeits),
+    ]
+    found = {}
+    for item, where, table in tables:
+        if table is None or "visibility" not in table:
+            continue
+        value = table["visibility"]
+        if value not in VISIBILITIES:
+            raise RubricError(
+                f"{where}visibility: must be one of {', '.join(VISIBILITIES)} (Gradescope's), "
+                f"got {value!r}"
+            )
+        found[item] = value
+    return found
 
 
 def _tier(data: Mapping[str, Any], index: int) -> Tier:
