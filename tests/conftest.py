@@ -159,10 +159,10 @@ def _no_process_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
             if process.poll() is None:
                 process.stop()
         deadline = time.monotonic() + LEFT_BEHIND_GRACE_S
-        left = process_support.descendants() - before
+        left = process_support.descendants(beyond=before)
         while left and time.monotonic() < deadline:
             time.sleep(0.05)
-            left = process_support.descendants() - before
+            left = process_support.descendants(beyond=before)
         described = [process_support.describe(pid) for pid in sorted(left)]
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,14 +203,16 @@ def state_of(pid: int) -> str:
     return stat.rpartition(")")[2].split()[0]
 
 
-def descendants(pid: int | None = None) -> set[int]:
-    """Live (not zombie) descendants of ``pid`` (this process by default), from /proc."""
+def descendants(pid: int | None = None, *, beyond: Collection[int] = ()) -> set[int]:
+    """Live (not zombie) descendants of ``pid`` (this process by default), from /proc; those
+    in ``beyond`` and whatever they started are left out (a longer-lived fixture's processes
+    and what they start, such as a Dask nanny's restarted worker, are the fixture's)."""
     root = os.getpid() if pid is None else pid
     seen: set[int] = set()
     todo = _children(root)
     while todo:
         child = todo.pop()
-        if child in seen:
+        if child in seen or child in beyond:
             continue
         seen.add(child)
         todo.extend(_children(child))
