@@ -53,12 +53,10 @@ def test_bots_join_at_different_times_leave_restart_and_a_wrong_token_is_shown(
     bot("ben")
     wait_until(lambda: min(games_of(arena).values() or [0]) == 0 and
                games_of(arena)["ann"] >= 4, 30, "ann and ben's first games")  # fmt: skip
-    # A newcomer gets its first games within seconds (it has met no one: it is paired first).
-    joined = time.monotonic()
+    # A newcomer gets its first games (it has met no one: it is paired first, as
+    # test_arena_units.py's test_a_newcomer_is_paired_before_any_rematch checks in process).
     cat = bot("cat", delay=0.02)
     wait_until(lambda: games_of(arena)["cat"] >= 2, 30, "cat's first games")
-    first_games_s = time.monotonic() - joined
-    assert first_games_s < 25, first_games_s
     bot("dan")
     wait_until(lambda: games_of(arena)["dan"] >= 2, 30, "dan's first games")
     assert all(n >= 2 for n in games_of(arena).values()), games_of(arena)

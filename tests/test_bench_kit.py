@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -65,10 +67,14 @@ def test_bench_envs_command_measures_the_engine_every_wrapper_and_the_peers():
 
 
 @pytest.mark.slow
-def test_bench_envs_against_another_commit_measures_both_trees_in_turns():
+def test_bench_envs_against_another_commit_measures_both_trees_in_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--against HEAD: a worktree of this commit, driven by the same loops, so each ratio is
-    about 1 (not asserted: figures are not tested) and the worktree is gone after."""
-    before = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
+    about 1 (not asserted: figures are not tested) and the worktree is gone after.  Its
+    temporary folder is this test's own, so other worktrees of the repository (another bench
+    run at the same moment, another xdist worker's) are not mistaken for it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     result = CliRunner().invoke(
         main, ["bench", "envs", "--steps", "100", "--rounds", "2", "--against", "HEAD"]
     )
@@ -77,8 +83,9 @@ def test_bench_envs_against_another_commit_measures_both_trees_in_turns():
     for name in ("engine (decisions)", "StepGame", "PettingZoo raw_env", "OpenSpiel py"):
         line = next(line for line in result.output.splitlines() if name in line)
         assert re.search(r"\d\.\d\dx \(\d\.\d\d \d\.\d\d\)$", line), line
-    after = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
-    assert after == before
+    listed = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True).stdout
+    assert str(tmp_path) not in listed
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow

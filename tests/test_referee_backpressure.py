@@ -154,7 +154,6 @@ def test_never_reading_bot_with_a_tiny_window_is_disconnected_and_others_keep_th
                 never, _ = bots.start("never-read", "c", "--games", "32")
                 for name in "abc":
                     await referee.wait_for_session(name, 20)
-                started = time.monotonic()
                 stalled = [
                     asyncio.create_task(
                         referee.play(f"c{i}", ("c", "a"), seed=i + 1, ruleset=DEFAULT_RULESET)
@@ -163,15 +162,13 @@ def test_never_reading_bot_with_a_tiny_window_is_disconnected_and_others_keep_th
                 ]
                 others = asyncio.create_task(play_games(referee, ("a", "b"), 3, "ab"))
                 reports = await asyncio.gather(*stalled)
-                c_gone_after = time.monotonic() - started
                 for report in reports:
                     assert report.outcome.termination is Termination.FORFEIT_DISCONNECT, report
                     assert report.outcome.winner == 1, report
                     assert "took no message for 1 s" in report.detail, report.detail
                     assert "stopped reading" in report.detail
-                # Disconnected within the write deadline (plus the watchdog's period and the
-                # time for the window to fill), not after a decision clock of 30 s.
-                assert c_gone_after < deadline_s + 5, c_gone_after
+                # Disconnected by the write deadline (the detail says so; the decision clock
+                # of 30 s would have made them timeouts), with no clock on this test's side.
                 assert never.poll() is None, "c was disconnected by the referee, not by leaving"
                 for report in await asyncio.wait_for(others, 60):
                     assert report.outcome.termination in FINISHED, report
