@@ -48,6 +48,9 @@ REAL_PROCESS_FIXTURES = frozenset(
 )
 #: The longest an unmarked test may take (setup and call), on a quiet machine.
 FAST_LIMIT_S = float(os.environ.get("TACOCAT_FAST_LIMIT_S", "2.0"))
+#: ``TACOCAT_DURATIONS_LOG=FILE``: each test's time (setup, call, teardown) appended to FILE as
+#: it ends, to watch a long parallel run (``--durations`` prints only at the end).
+DURATIONS_LOG = os.environ.get("TACOCAT_DURATIONS_LOG")
 #: How long processes a test left behind get to exit on their own before they are killed.
 LEFT_BEHIND_GRACE_S = 5.0
 
@@ -202,6 +205,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     durations = item.stash.setdefault(_durations, {})
     durations[call.when] = call.duration
+    if DURATIONS_LOG and call.when == "teardown":
+        with open(DURATIONS_LOG, "a") as log:  # one line per test, as they end (for -n runs)
+            log.write(f"{sum(durations.values()):8.2f} {report.outcome} {item.nodeid}\n")
     if report.failed and process_support.started_in_test:
         for process in process_support.started_in_test:
             status = process.poll()

@@ -12,12 +12,14 @@ import asyncio
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -430,13 +432,15 @@ def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
 
 
 def test_a_killed_arenas_socket_folder_is_removed_at_the_next_start_a_live_ones_never(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """The hosted socket folder is a ``launch.scratch`` folder: named for its arena, removed
     by the next arena's start once its owner is dead, never while the owner lives."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp))  # the arenas' temporary folder, not the machine's
+    # The arenas' temporary folder, not the machine's; a short one, as /tmp is: the socket's
+    # path must fit in 107 bytes, and tmp_path under pytest -n is too deep for it.
+    tmp = Path(tempfile.mkdtemp(prefix="tacocat-t-"))
+    request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
+    monkeypatch.setenv("TMPDIR", str(tmp))
     killed = start_arena(tmp_path / "killed")
     left = list(tmp.glob(f"tacocat-hosted-{killed.process.pid}-*"))
     killed.stop(signal.SIGKILL)  # no cleanup possible
