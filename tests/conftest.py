@@ -46,13 +46,15 @@ pytest_plugins = ["browser_support", "a11y_support", "cpp_support"]
 REAL_PROCESS_FIXTURES = frozenset(
     {"browser", "browser_page", "axe_source", "cpp_bot", "cleanup", "processes"}
 )
-#: The longest an unmarked test may take (setup and call), on a quiet machine.
+#: The longest an unmarked test may take (setup and call), on a quiet machine; set
+#: ``TACOCAT_FAST_LIMIT_S`` to use another limit as is (not scaled by the load).
 FAST_LIMIT_S = float(os.environ.get("TACOCAT_FAST_LIMIT_S", "2.0"))
+FAST_LIMIT_FIXED = "TACOCAT_FAST_LIMIT_S" in os.environ
 #: ``TACOCAT_DURATIONS_LOG=FILE``: each test's time (setup, call, teardown) appended to FILE as
 #: it ends, to watch a long parallel run (``--durations`` prints only at the end).
 DURATIONS_LOG = os.environ.get("TACOCAT_DURATIONS_LOG")
 #: How long processes a test left behind get to exit on their own before they are killed.
-LEFT_BEHIND_GRACE_S = 5.0
+LEFT_BEHIND_GRACE_S = float(os.environ.get("TACOCAT_LEFT_BEHIND_GRACE_S", "5.0"))
 
 _spawned = pytest.StashKey[list[str]]()
 _durations = pytest.StashKey[dict[str, float]]()
@@ -148,6 +150,12 @@ def processes(tmp_path: Path) -> Iterator[Any]:
     yield start
 
 
+def _left_behind(before: set[int]) -> set[int]:
+    left = process_support.descendants(beyond=before)
+    kept = process_support.kept_by_fixtures
+    return {pid for pid in left if not any(keeps(pid) for keeps in kept)}
+
+
 @pytest.fixture(autouse=True)
 def _no_process_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     """Stops the test's RealProcesses and fails the test if it leaves any other process."""
@@ -159,13 +167,14 @@ def _no_process_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     finally:
         _current.remove(request.node)
         for process in reversed(process_support.started_in_test):
-            if process.poll() is None:
+            if process.poll() is None:  # the test did not stop it: its whole group goes
                 process.stop()
+                process.kill_group()
         deadline = time.monotonic() + LEFT_BEHIND_GRACE_S
-        left = process_support.descendants(beyond=before)
+        left = _left_behind(before)
         while left and time.monotonic() < deadline:
             time.sleep(0.05)
-            left = process_support.descendants(beyond=before)
+            left = _left_behind(before)
         described = [process_support.describe(pid) for pid in sorted(left)]
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -193,6 +202,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def fast_limit_s() -> float:
     """``FAST_LIMIT_S``, times the load per core when the machine is busier than one runnable
     process per core (the figure is a quiet machine's: a loaded one runs everything slower)."""
+    if FAST_LIMIT_FIXED:
+        return FAST_LIMIT_S
     try:
         load = os.getloadavg()[0] / (os.cpu_count() or 1)
     except OSError:

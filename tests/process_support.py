@@ -28,6 +28,10 @@ from typing import Any
 #: Every RealProcess started since the current test began (conftest.py empties it per test).
 started_in_test: list[RealProcess] = []
 
+#: Predicates that say a process is a longer-lived fixture's (a Dask cluster's worker that its
+#: nanny restarted during a test): the end-of-test check leaves those alone.
+kept_by_fixtures: list[Callable[[int], bool]] = []
+
 #: How long ``stop`` waits after SIGTERM before it sends SIGKILL to the group.
 STOP_GRACE_S = 10.0
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import process_support
 import pytest
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
@@ -87,7 +88,13 @@ def cluster() -> Any:
         dashboard_address=None,
     )
     client = distributed.Client(cluster)
+
+    def a_worker(pid: int) -> bool:  # one its nanny restarted is the cluster's, not a test's
+        return pid in {worker.pid for worker in cluster.workers.values()}
+
+    process_support.kept_by_fixtures.append(a_worker)
     yield cluster, client
+    process_support.kept_by_fixtures.remove(a_worker)
     client.close()
     cluster.close()
 
