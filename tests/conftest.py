@@ -8,8 +8,9 @@ none.  ``cleanup``: arena and bot processes killed at the end of a test (the are
 
 The two tiers (README, docs/architecture.md): ``-m "not slow"`` is the fast tier.  So that it
 stays fast, a test that asks for a real-process fixture (``REAL_PROCESS_FIXTURES``) is marked
-slow at collection, and a test that takes more than ``FAST_LIMIT_S`` without the mark (scaled
-by the load per core on a busy machine) fails with its name and duration.  Unmarked tests that
+slow at collection, and a test that takes more than ``FAST_LIMIT_S`` without the mark fails
+with its name and duration (the time its thread waited for a core, which only a loaded machine
+adds, not counted).  Unmarked tests that
 started a process are listed at the end of the run.
 
 After every test the processes it started through tests/process_support.py are stopped (whole
@@ -46,10 +47,9 @@ pytest_plugins = ["browser_support", "a11y_support", "cpp_support"]
 REAL_PROCESS_FIXTURES = frozenset(
     {"browser", "browser_page", "axe_source", "cpp_bot", "cleanup", "processes"}
 )
-#: The longest an unmarked test may take (setup and call), on a quiet machine; set
-#: ``TACOCAT_FAST_LIMIT_S`` to use another limit as is (not scaled by the load).
+#: The longest an unmarked test may take (setup and call, less the time its thread waited for
+#: a core: a loaded machine's share), or ``TACOCAT_FAST_LIMIT_S``.
 FAST_LIMIT_S = float(os.environ.get("TACOCAT_FAST_LIMIT_S", "2.0"))
-FAST_LIMIT_FIXED = "TACOCAT_FAST_LIMIT_S" in os.environ
 #: ``TACOCAT_DURATIONS_LOG=FILE``: each test's time (setup, call, teardown) appended to FILE as
 #: it ends, to watch a long parallel run (``--durations`` prints only at the end).
 DURATIONS_LOG = os.environ.get("TACOCAT_DURATIONS_LOG")
@@ -58,6 +58,7 @@ LEFT_BEHIND_GRACE_S = float(os.environ.get("TACOCAT_LEFT_BEHIND_GRACE_S", "5.0")
 
 _spawned = pytest.StashKey[list[str]]()
 _durations = pytest.StashKey[dict[str, float]]()
+_waited_at_start = pytest.StashKey[float]()
 _current: list[pytest.Item] = []
 
 
@@ -199,16 +200,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
-def fast_limit_s() -> float:
-    """``FAST_LIMIT_S``, times the load per core when the machine is busier than one runnable
-    process per core (the figure is a quiet machine's: a loaded one runs everything slower)."""
-    if FAST_LIMIT_FIXED:
-        return FAST_LIMIT_S
+def _waited_s() -> float:
+    """How long this thread has waited for a core so far (Linux schedstat: time runnable but
+    not running), 0 where the kernel does not say."""
     try:
-        load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    except OSError:
-        load = 1.0
-    return FAST_LIMIT_S * max(1.0, load)
+        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_waited_at_start] = _waited_s()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -227,14 +230,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.sections.append((f"{process.name} (pid {process.pid}, {state})", tail))
     if call.when == "call" and report.passed and item.get_closest_marker("slow") is None:
         spawned = item.stash.get(_spawned, [])
-        took = durations.get("setup", 0.0) + call.duration
-        limit = fast_limit_s()
-        if took > limit:
+        wall = durations.get("setup", 0.0) + call.duration
+        # The time it would take on a quiet machine: what it waited for a core is the load's.
+        waited = max(0.0, _waited_s() - item.stash.get(_waited_at_start, _waited_s()))
+        took = wall - min(waited, wall)
+        if took > FAST_LIMIT_S:
             report.outcome = "failed"
             report.longrepr = (
-                f"{item.nodeid} took {took:.2f} s (setup and call), over the fast tier's "
-                f"{limit:.2f} s, and is not marked slow: mark it @pytest.mark.slow or make "
-                "it faster"
+                f"{item.nodeid} took {took:.2f} s (setup and call: {wall:.2f} s, less {waited:.2f} "
+                f"s waiting for a core), over the fast tier's {FAST_LIMIT_S:g} s, and is not "
+                "marked slow: mark it @pytest.mark.slow or make it faster"
             )
         elif spawned:
             # Listed at the end of the run rather than failed: a library's cached probe (which
