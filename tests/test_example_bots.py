@@ -76,6 +76,7 @@ def test_greedy_beats_random() -> None:
     assert score.score > 0.6 * score.games, str(score)
 
 
+@pytest.mark.slow
 def test_search_beats_greedy() -> None:
     """A small budget keeps this fast; it still wins 33 of these 40 games against greedy."""
     score = play_local(make("search_bot", budget=20, seed=7), make("greedy_bot"), games=40, seed=50)

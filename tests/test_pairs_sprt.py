@@ -273,6 +273,7 @@ def test_random_against_greedy_accepts_h0() -> None:
 CAP = 80  # pairs per self-play trial
 
 
+@pytest.mark.slow
 def test_a_bot_against_itself_never_accepts_h1_in_20_seeded_trials() -> None:
     # Random against random: exactly equal, so H0 (elo 0) is true.  Run to completion, an SPRT
     # accepts H1 in up to alpha = 5% of such trials by design (Wald); the cap keeps the test

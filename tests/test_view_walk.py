@@ -66,6 +66,7 @@ def test_I2_no_view_of_random_games_reaches_hidden_information(
     assert walked > 50 * games
 
 
+@pytest.mark.slow
 def test_I2_no_view_of_greedy_games_reaches_hidden_information() -> None:
     rng = random.Random(2)
     for index in range(300):
