@@ -170,3 +170,53 @@ def test_suspend_reinstate_roll_back_and_revoke_a_hosted_player(tmp_path: Path) 
         assert arena.json("/api/submissions/bob/1")["games"] == before
     finally:
         arena.stop()
+
+
+_CRASHES_AGAINST_ZED = """
+import os
+from example_bots.random_bot import RandomBot
+from tacocat_bot import run
+
+
+class Flaky(RandomBot):
+    def on_game_start(self, game_id, seat, opponent):
+        if opponent == "zed":  # a connected bot's name: never the gate's opponent
+            os._exit(3)
+
+
+run(Flaky())
+"""
+
+
+@pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap (bwrap) cannot sandbox here")
+def test_a_new_version_crashing_only_in_games_leaves_the_old_one_active(
+    tmp_path: Path, cleanup: list
+) -> None:
+    """Probation as real processes: alice's v2 passes the gate, then crashes in every real
+    game (against connected bot zed, its only opponent: alice's versions never meet); it is
+    suspended within its probation and v1 stays active, as docs/submissions.md says."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "zed")
+    arena = arena_support.start_arena(folder, "--move-timeout", "5", "--probation", "20")
+    try:
+        done = _cli("submit", str(PACKAGE), "--arena", arena.web, "--token", tokens["alice"],
+                    "--wait", "--timeout", "150")  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        flaky = tmp_path / "flaky"
+        flaky.mkdir()
+        (flaky / "bot.toml").write_text('command = "python bot.py"\n')
+        (flaky / "bot.py").write_text(_CRASHES_AGAINST_ZED)
+        done = _cli("submit", str(flaky), "--arena", arena.web, "--token", tokens["alice"],
+                    "--wait", "--timeout", "150")  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "alice v2: probation" in done.stdout and "v1 stays active" in done.stdout
+        bot = start_bot("zed", tokens["zed"], arena.address, tmp_path, reconnect=False)
+        cleanup.append(bot)
+        wait_until(lambda: _statuses(arena)["alice@v2"] == "suspended", 180, "v2's suspension")
+        assert _statuses(arena)["alice@v1"] == "active"
+        v2 = arena.json("/api/submissions/alice/2")
+        assert v2["games"] < 20 and "in a row" in v2["reason"], v2
+        games = arena.json("/api/games?bot=alice@v1&limit=200")
+        assert not [g for g in games if set(g["seats"]) == {"alice@v1", "alice@v2"}]
+    finally:
+        arena.stop()
