@@ -80,6 +80,7 @@ def test_a_remembering_connected_bot_predicts_no_hand_on_independent_deals(
     wait_until(lambda: arena.json("/api/status")["live"] == 0, 30, "the games to end")
     tried, right = (sum(x) for x in zip(*(_predictions(arena, log) for log in logs.values()),
                                          strict=True))  # fmt: skip
+    print(f"{deals}: {right} of {tried} second-game hands predicted")  # the figure, with -s
     assert tried >= 4, tried
     games = arena.json("/api/games?limit=20")
     kinds = {arena.json(f"/api/games/{g['id']}")["record"]["ladder"]["deals"] for g in games}

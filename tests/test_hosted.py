@@ -298,34 +298,39 @@ def _workers(parent: int) -> list[int]:
 
 
 def test_a_version_crashing_in_its_games_is_suspended_and_told_why(tmp_path: Path) -> None:
-    """It passes check (its name there is 'bot'), then dies at its first ladder decision."""
+    """It passes check, then dies at the start of each of its games against a connected bot."""
     folder = tmp_path / "arena"
-    tokens = add_players(folder, "alice", "dan")
+    tokens = add_players(folder, "bob", "dan")
     arena = start_arena(folder, "--workers", "1")
+    # Nothing a bot reads tells the gate from a game (tests/test_gate_look.py), but its
+    # opponents: the gate's is another version, never a connected bot such as bob.
     code = (
         "import os, sys\n"
         "from example_bots.random_bot import RandomBot\n"
         "from tacocat_bot import run\n"
         "class Flaky(RandomBot):\n"
-        "    def act(self, view):\n"
-        "        if '@' in os.environ['TACOCAT_ARENA_BOT']:\n"
+        "    def on_game_start(self, game_id, seat, opponent):\n"
+        "        if opponent == 'bob':\n"
         "            os._exit(9)\n"
-        "        return super().act(view)\n"
         "run(Flaky())\n"
     )
+    bot = None
     try:
-        assert submit(GREEDY, arena, tokens["alice"], tmp_path).returncode == 0
         flaky = python_package(tmp_path / "flaky", code)
         done = submit(flaky, arena, tokens["dan"], tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
+        bot = start_bot("bob", tokens["bob"], arena.address, tmp_path)
         wait_until(lambda: versions(arena)["dan@v1"]["status"] == "suspended", 90, "the suspension")
         reason = versions(arena)["dan@v1"]["reason"]
-        assert "5 games in a row" in reason and "crash" in reason
+        # (against a connected bot the arena's referee sees the stream end: a disconnect)
+        assert "5 games in a row" in reason and ("crash" in reason or "disconnect" in reason)
         # The next submit --wait says why the version stopped playing.
         done = submit(flaky, arena, tokens["dan"], tmp_path)
         assert f"dan v1 was suspended: {reason}" in done.stdout
         assert "dan v2: active" in done.stdout
     finally:
+        if bot is not None:
+            bot.kill()
         arena.stop()
 
 
@@ -380,11 +385,12 @@ def test_a_hosted_version_plays_connected_bots_too(tmp_path: Path) -> None:
         def mixed() -> list[dict[str, Any]] | None:
             games = arena.json("/api/games?bot=alice@v1&limit=20")
             found = [g for g in games if set(g["seats"]) == {"alice@v1", "bob"} and not g["live"]]
-            return found if len(found) >= 2 else None
+            return found if len({tuple(g["seats"]) for g in found}) == 2 else None
 
-        found = wait_until(mixed, 60, "games of alice@v1 against bob")
-        # Both seatings of a deal, seat names as the ladder knows them (never the twin's).
-        assert {tuple(g["seats"]) for g in found[:2]} == {("alice@v1", "bob"), ("bob", "alice@v1")}
+        # Both seatings (a pairing's two games; independent deals against a connected bot,
+        # each published as it ends), seat names as the ladder knows them (never the twin's).
+        found = wait_until(mixed, 60, "games of alice@v1 against bob in both seats")
+        assert {tuple(g["seats"]) for g in found} == {("alice@v1", "bob"), ("bob", "alice@v1")}
         assert versions(arena)["alice@v1"]["games"] >= 2
     finally:
         if bot is not None:
