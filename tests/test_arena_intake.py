@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import signal
 import socket
 import tarfile
 import threading
@@ -321,7 +322,7 @@ def test_three_sleeping_builds_delay_another_players_version_by_one_gate_at_most
         assert found["mal@v1"]["status"] == "rejected"
         assert found["mal@v1"]["reason"] == "build failed"
         assert found["mal@v2"]["status"] == "rejected"
-        assert found["mal@v2"]["reason"] == "superseded by v3 before its gate began"
+        assert found["mal@v2"]["reason"] == "superseded by v3 while waiting for its gate"
         assert found["mal@v3"]["status"] == "checking"
         wait_until(lambda: versions(arena)["mal@v3"]["status"] == "rejected", 120, "mal@v3")
     finally:
@@ -369,5 +370,36 @@ def test_the_gate_log_is_its_owners_and_names_no_folder_of_the_arena(tmp_path: P
         assert b"MARKER-42" not in b"".join(
             request(arena, p)[2] for p in ("/api/submissions", path, "/players/carl")
         )
+    finally:
+        arena.stop()
+
+
+def test_a_restart_leaves_no_version_checking_without_a_gate(tmp_path: Path) -> None:
+    """Killed (-9) mid-build with a newer version of the same player waiting: at restart both
+    are queued again, the newer supersedes the older, and every version settles.  (The build
+    sleeps 8 s only: a SIGKILLed arena's build outlives it, see the note of issue 34.)"""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "mal")
+    args = ("--gates", "1", "--build-timeout", "60")
+    arena = start_arena(folder, *args)
+    try:
+        sleeper = pack(
+            _python_package(
+                tmp_path / "sleeper", "raise SystemExit(0)\n",
+                build="python -c 'import time; time.sleep(8)'",
+            )
+        )  # fmt: skip
+        assert upload(arena, sleeper, tokens["mal"])[0] == 201
+        assert upload(arena, pack(GREEDY), tokens["mal"])[0] == 201
+        assert {v["status"] for v in versions(arena).values()} == {"checking"}
+    finally:
+        arena.stop(signal.SIGKILL)  # mid-build, v2 waiting
+    arena = start_arena(folder, *args)
+    try:
+        wait_until(lambda: versions(arena)["mal@v2"]["status"] == "active", 120, "mal@v2")
+        found = versions(arena)
+        assert found["mal@v1"]["status"] == "rejected"
+        assert found["mal@v1"]["reason"] == "superseded by v2 while waiting for its gate"
+        assert not (folder / "versions" / "mal" / "v1").exists()
     finally:
         arena.stop()

@@ -150,3 +150,16 @@ def test_close_cancels_the_gates_running_and_forgets_the_queue() -> None:
 def test_gate_settings_refuse_a_bad_concurrency(bad: object) -> None:
     with pytest.raises(ValueError, match="concurrency"):
         GateSettings(bad)  # type: ignore[arg-type]
+
+
+def test_an_older_version_queued_while_a_newer_one_is_in_a_gate_is_superseded() -> None:
+    async def scenario() -> Gates:
+        gates = Gates(concurrency=1)
+        gates.queue.put(version("ann", 3))
+        await asyncio.sleep(0)
+        gates.queue.put(version("ann", 2))  # would else be gated after v3, and retire it
+        await gates.finish("ann@v3")
+        return gates
+
+    gates = asyncio.run(scenario())
+    assert gates.superseded == [("ann@v2", "ann@v3")] and gates.started() == ["ann@v3"]

@@ -14,9 +14,9 @@ uploads held another player's valid version for three build limits.  So:
   gates already running, at most one gate's time when there is one gate, never for the rest
   of a hostile player's queue.
 
-The queue is in memory: a restart queues every version still ``checking`` again (the
-newest of each player; older ones are superseded), so none stays ``checking`` without a
-gate to come.
+The queue is in memory: a restart queues every version still ``checking`` again
+(``Hosting.run``: the newest of each player, the older ones superseded), so none stays
+``checking`` without a gate to come.
 """
 
 from __future__ import annotations
@@ -101,8 +101,14 @@ class GateQueue:
     # -- queueing -------------------------------------------------------------------------------
     def put(self, version: Version) -> None:
         """Queue ``version`` for a gate: it replaces its player's waiting version if newer
-        (that one is superseded), or is itself superseded if older."""
+        (that one is superseded), or is itself superseded if older than the one waiting or
+        in a gate."""
         player = version.player
+        running = self._running.get(player)
+        if running is not None and running.version > version.version:
+            self._tell(GateEvent("superseded", version.identity))
+            self._supersede(version, running)
+            return
         waiting = self._waiting.get(player)
         if waiting is not None:
             old = waiting[2]

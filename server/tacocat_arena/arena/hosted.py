@@ -284,7 +284,7 @@ class Hosting:
 
     def _superseded(self, old: Version, new: Version) -> None:
         """``new`` took ``old``'s place in the gate's queue: ``old`` is never built."""
-        reason = f"superseded by v{new.version} before its gate began"
+        reason = f"superseded by v{new.version} while waiting for its gate"
         self._settled(self.submissions.settle(old, Status.REJECTED, reason))
 
     async def gate(self, version: Version) -> Version:
@@ -430,7 +430,12 @@ class Hosting:
         """Gate the versions a stop left ``checking``, then keep hosted batches going until
         ``stop``; the batches in flight are then abandoned (nothing of them is committed)."""
         await self.submissions.load_packages(self.submissions.with_status(Status.ACTIVE))
-        for version in self.submissions.with_status(Status.CHECKING):
+        checking = self.submissions.with_status(Status.CHECKING)
+        newest = {v.player: v for v in sorted(checking, key=lambda v: v.version)}
+        for version in checking:  # a stop left them: the newest of each player is gated
+            if version != newest[version.player]:
+                self._superseded(version, newest[version.player])
+        for version in newest.values():
             self.gates.put(version)
         try:
             while not stop.is_set():
