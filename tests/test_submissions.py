@@ -141,6 +141,8 @@ def test_bot_toml_is_read_once_a_build_rewriting_it_changes_nothing(tmp_path: Pa
         assert package.root == submissions.folder_of(version).resolve()
         (package.root / "bot.toml").write_text('command = "sh -c evil"\n' + "#" * 10**6)
         assert submissions.package(version) == package  # as read when it was unpacked
+        restarted = Submissions(store)  # a new run: the row's bot.toml, not the folder's
+        assert restarted.package(version) == package
     finally:
         store.close()
 

@@ -39,6 +39,7 @@ import contextlib
 import dataclasses
 import enum
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -46,6 +47,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import tomllib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,11 +57,14 @@ from tacocat_arena.arena.players import hash_token
 from tacocat_arena.arena.store import ArenaError, ArenaStore
 from tacocat_arena.launch.package import (
     DEFAULT_CAPS,
+    MANIFEST,
+    MANIFEST_BYTES,
     BotPackage,
     PackageCaps,
     PackageError,
     load_package,
     package_root,
+    parse_manifest,
     unpack,
 )
 
@@ -79,6 +84,7 @@ CREATE TABLE IF NOT EXISTS versions (
     reason TEXT NOT NULL DEFAULT '',
     log TEXT NOT NULL DEFAULT '',
     public_reason TEXT NOT NULL DEFAULT '',
+    manifest TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (player, version)
 );
 """
@@ -218,10 +224,11 @@ class Submissions:
         self.folder = store.folder
         store.db.executescript(_SCHEMA)
         columns = {row[1] for row in store.db.execute("PRAGMA table_info(versions)")}
-        if "public_reason" not in columns:  # a store from before issue 34
-            store.db.execute(
-                "ALTER TABLE versions ADD COLUMN public_reason TEXT NOT NULL DEFAULT ''"
-            )
+        for column in ("public_reason", "manifest"):  # a store from before issue 34
+            if column not in columns:
+                store.db.execute(
+                    f"ALTER TABLE versions ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
+                )
         if server:
             shutil.rmtree(self.folder / UPLOADS_DIR, ignore_errors=True)
         #: Each version's package as read when it was unpacked (``bot.toml`` is parsed once,
@@ -270,11 +277,22 @@ class Submissions:
 
     def package(self, version: Version) -> BotPackage:
         """The version's package as it was read when unpacked (cached: never parsed again on
-        the loop); a version unpacked by an earlier run is read once from its folder."""
+        the loop); a version unpacked by an earlier run is parsed once from the ``bot.toml``
+        its row kept (its folder's copy may have been rewritten by its build), or from its
+        folder for a row from before that."""
         key = (version.player, version.version)
         found = self._packages.get(key)
         if found is None:
-            found = self._packages[key] = load_package(package_root(self.folder_of(version)))
+            row = self.store.db.execute(
+                "SELECT manifest FROM versions WHERE player = ? AND version = ?", key
+            ).fetchone()
+            folder = self.folder_of(version)
+            if row and row[0]:  # bot.toml as it was unpacked: a build may have rewritten it
+                kept = json.loads(row[0])
+                found = parse_manifest(tomllib.loads(kept["toml"]), folder.resolve() / kept["root"])
+            else:
+                found = load_package(package_root(folder))
+            self._packages[key] = found
         return found
 
     async def load_packages(self, versions: list[Version]) -> None:
@@ -347,13 +365,13 @@ class Submissions:
         the archive).  The body file is consumed."""
         sha256, size = await asyncio.to_thread(self._keep_archive, body)
         staging = self.folder / UPLOADS_DIR / f"unpack-{secrets.token_hex(8)}"
-        package, problem = await asyncio.to_thread(self._unpack_into, sha256, staging)
+        package, text, problem = await asyncio.to_thread(self._unpack_into, sha256, staging)
         # From here to the INSERT nothing awaits: the number is this upload's alone.
         row = self.store.db.execute(
             "SELECT COALESCE(MAX(version), 0) + 1 FROM versions WHERE player = ?", (player,)
         ).fetchone()
         number = int(row[0])
-        status, reason, public = Status.CHECKING, "", ""
+        status, reason, public, manifest = Status.CHECKING, "", "", ""
         target = self.folder / VERSIONS_DIR / player / f"v{number}"
         if package is None:
             status, public = Status.REJECTED, NOT_A_PACKAGE
@@ -363,14 +381,12 @@ class Submissions:
             if os.path.lexists(target):  # a folder a kill left between rename and row
                 self._trash(target)
             os.rename(staging, target)
-            package = dataclasses.replace(
-                package, root=target.resolve() / package.root.relative_to(staging.resolve())
-            )
+            package, manifest = self._moved(package, text, staging, target)
             self._packages[(player, number)] = package
         self.store.db.execute(
-            "INSERT INTO versions (player, version, sha256, size, status, reason, public_reason)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (player, number, sha256, size, str(status), reason, public),
+            "INSERT INTO versions (player, version, sha256, size, status, reason, public_reason,"
+            " manifest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (player, number, sha256, size, str(status), reason, public, manifest),
         )
         version = self.get(player, number)
         assert version is not None
@@ -384,7 +400,7 @@ class Submissions:
         it is no package (or its archive is gone)."""
         staging = self.folder / UPLOADS_DIR / f"unpack-{secrets.token_hex(8)}"
         (self.folder / UPLOADS_DIR).mkdir(parents=True, exist_ok=True)
-        package, problem = await asyncio.to_thread(self._unpack_into, version.sha256, staging)
+        package, text, problem = await asyncio.to_thread(self._unpack_into, version.sha256, staging)
         if package is None:
             reason = f"{NOT_A_PACKAGE}: {problem}"
             return self.settle(version, Status.REJECTED, reason, public=NOT_A_PACKAGE)
@@ -393,9 +409,23 @@ class Submissions:
         if os.path.lexists(target):
             self._trash(target)
         os.rename(staging, target)
-        root = target.resolve() / package.root.relative_to(staging.resolve())
-        self._packages[(version.player, version.version)] = dataclasses.replace(package, root=root)
+        package, manifest = self._moved(package, text, staging, target)
+        self._packages[(version.player, version.version)] = package
+        self.store.db.execute(
+            "UPDATE versions SET manifest = ? WHERE player = ? AND version = ?",
+            (manifest, version.player, version.version),
+        )
         return version
+
+    @staticmethod
+    def _moved(
+        package: BotPackage, text: str, staging: Path, target: Path
+    ) -> tuple[BotPackage, str]:
+        """The package unpacked in ``staging`` as it is once moved to ``target``, and what the
+        row keeps of it (its ``bot.toml`` and where it is in the folder, as JSON)."""
+        inside = package.root.relative_to(staging.resolve())
+        manifest = json.dumps({"root": inside.as_posix(), "toml": text})
+        return dataclasses.replace(package, root=target.resolve() / inside), manifest
 
     def _keep_archive(self, body: Path) -> tuple[str, int]:
         sha256, size = _digest(body)
@@ -406,13 +436,16 @@ class Submissions:
         body.unlink()
         return sha256, size
 
-    def _unpack_into(self, sha256: str, folder: Path) -> tuple[BotPackage | None, str]:
-        """Unpack the archive ``sha256`` into the new folder ``folder``: its package, or None
-        and why it is refused (``folder`` then removed).  Any error at all is a refusal: a
-        stranger's archive must never leave a version without a status."""
+    def _unpack_into(self, sha256: str, folder: Path) -> tuple[BotPackage | None, str, str]:
+        """Unpack the archive ``sha256`` into the new folder ``folder``: its package and its
+        ``bot.toml``'s text, or None and why it is refused (``folder`` then removed).  Any
+        error at all is a refusal: a stranger's archive must never leave a version without a
+        status."""
         try:
             unpack(self.archive_path(sha256), folder, self.caps)
-            return load_package(package_root(folder)), ""
+            package = load_package(package_root(folder))
+            text = (package.root / MANIFEST).read_bytes()[: MANIFEST_BYTES + 1].decode()
+            return package, text, ""
         except PackageError as error:
             problem = str(error)
         except FileNotFoundError:
@@ -420,7 +453,7 @@ class Submissions:
         except Exception as error:  # a bug of ours must not leave it checking for ever
             problem = f"it could not be unpacked ({type(error).__name__}: {error})"
         shutil.rmtree(folder, ignore_errors=True)
-        return None, problem.replace(str(folder.resolve()), ".").replace(str(folder), ".")
+        return None, "", problem.replace(str(folder.resolve()), ".").replace(str(folder), ".")
 
     def _trash(self, folder: Path) -> None:
         """Move ``folder`` out of the way at once (a rename) and remove it in a thread."""
