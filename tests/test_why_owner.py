@@ -5,6 +5,7 @@ game reproduces the crash with a real process, then the fixed build answers the 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.error
@@ -31,6 +32,18 @@ def get(web: str, path: str, token: str | None) -> tuple[int, Any]:
         return error.code, json.loads(error.read())
 
 
+def replay(game: str, bot: str, seat: str, tokens: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    """``replay GAME --bot "python BOT" --seat SEAT --json`` with dan's token in the env."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "replay", game, "--bot", f"python {bot}",
+         "--seat", seat, "--json"],
+        cwd=REPO, capture_output=True, text=True, timeout=180,
+        env={**os.environ, "TACOCAT_ARENA_TOKEN": tokens["dan"]},
+    )  # fmt: skip
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
 def test_a_crash_is_its_players_alone_to_read_and_replay_reproduces_it(tmp_path: Path) -> None:
     folder = tmp_path / "arena"
     tokens = add_players(folder, "alice", "dan")
@@ -52,8 +65,12 @@ def test_a_crash_is_its_players_alone_to_read_and_replay_reproduces_it(tmp_path:
             120,
             "dan's forfeit in the list of its failures",
         )
-        (failure,) = report["failures"]
-        assert failure["bot"] == "dan" and failure["failure"] == "forfeit"
+        # Its first defence killed it: the game it was defending in, and a game in flight at
+        # that moment, which it forfeits too (it was asked there when its stream went).
+        assert all(f["bot"] == "dan" and f["failure"] == "forfeit" for f in report["failures"])
+        failure = min(
+            (f for f in report["failures"] if f["kind"] == "defend"), key=lambda f: f["game"]
+        )
         assert failure["kind"] == "defend" and failure["request"]["kind"] == "DECISION_KIND_DEFEND"
         request = failure["request"]
         assert request["game_id"] == failure["game"] and request["legal"]["defend"]
@@ -72,27 +89,18 @@ def test_a_crash_is_its_players_alone_to_read_and_replay_reproduces_it(tmp_path:
 
         status, game = get(arena.web, f"/api/games/{failure['game']}", None)
         assert status == 200
+        # the game straight from the arena's page address, with the player's token
+        code, local = replay(f"{arena.web}/games/{failure['game']}", CRASH_BOT, "dan", tokens)
     finally:
         for bot in bots:
             bot.kill()
         arena.stop()
-    record = tmp_path / "game.json"
-    record.write_text(json.dumps(game["record"]))
-
-    def replay(command: str) -> tuple[int, dict[str, Any]]:
-        done = subprocess.run(
-            [sys.executable, "-m", "tacocat_arena.cli", "replay", str(record), "--bot", command,
-             "--seat", str(failure["seat"]), "--json"],
-            cwd=REPO, capture_output=True, text=True, timeout=180,
-        )  # fmt: skip
-        assert done.stdout, done.stderr
-        return done.returncode, json.loads(done.stdout)
-
-    code, local = replay(f"python {CRASH_BOT}")
-    assert code == 1 and local["exit_code"] == 3
+    assert code == 1 and local["exit_code"] == 3 and local["game"] == failure["game"]
     (gone,) = [d for d in local["decisions"] if d["verdict"] == "gone"]
     assert gone["index"] == failure["index"] and gone["kind"] == "defend"
-    code, fixed = replay(f"python {CRASH_BOT} fixed")
+    record = tmp_path / "game.json"
+    record.write_text(json.dumps(game["record"]))
+    code, fixed = replay(str(record), f"{CRASH_BOT} fixed", str(failure["seat"]), tokens)
     assert code == 0
     (answered,) = [d for d in fixed["decisions"] if d["index"] == failure["index"]]
     assert answered["verdict"] == "different" and answered["answered"] == "forfeit"

@@ -133,3 +133,17 @@ def test_a_process_output_is_shown_up_to_its_cap_from_its_end(tmp_path):
     log.write_bytes(b"short\n")
     assert tail(log) == ("short\n", False)
     assert tail(tmp_path / "none.log") == ("", False)
+
+
+def test_an_arena_game_is_named_by_its_page_or_its_api_address():
+    import click
+
+    from tacocat_arena.cli.why import api_url, game_file
+
+    assert api_url("http://h:8000/games/L000001a") == "http://h:8000/api/games/L000001a"
+    assert api_url("https://h/api/games/E1-3/?x=1") == "https://h/api/games/E1-3"
+    with pytest.raises(click.ClickException, match="not a game of an arena"):
+        api_url("http://h:8000/players/dan")
+    with pytest.raises(click.ClickException, match="no such file"):
+        with game_file("no/such/file.json", None):
+            pass

@@ -236,6 +236,45 @@ def bench_search_command(games: int, budget: int, seed: int) -> None:
         click.echo("load average: " + ", ".join(f"{x:.2f}" for x in figures.load_average))
 
 
+@bench.command("analysis")
+@click.option("--games", "-n", default=4, show_default=True, help="Games to analyse (twice).")
+@click.option(
+    "--reference",
+    metavar="SPEC",
+    help="The reference, as analyze takes it (default: ismcts?iterations=6000&seeds=4).",
+)
+@click.option("--seed", default=1, show_default=True, help="Seed of the games.")
+def bench_analysis_command(games: int, reference: str | None, seed: int) -> None:
+    """What analyze costs per game (CPU and wall time) and its reference's noise floor: the
+    same decisions analysed twice with other seeds, how often the two runs differ."""
+    from tacocat_arena.bench.analysis import bench_analysis
+    from tacocat_arena.play.analysis import Reference, ReferenceSpecError
+
+    if games < 1:
+        raise click.UsageError("--games must be at least 1")
+    try:
+        spec = Reference.parse(reference)
+    except ReferenceSpecError as error:
+        raise click.BadParameter(str(error), param_hint="--reference") from None
+    f = bench_analysis(games, spec, seed=seed)
+    click.echo(f"analyze, reference {f.reference}: {f.games} games of the ISMCTS bot (600)")
+    click.echo(
+        f"  against greedy, its seat analysed twice: {f.decisions} decisions, {f.chosen} "
+        "with a choice"
+    )
+    click.echo(
+        f"time per game: {f.cpu_s_per_game:.1f} s CPU, {f.wall_s_per_game:.1f} s wall "
+        f"({f.cpu_ms_per_decision:.0f} ms CPU a decision)"
+    )
+    click.echo(
+        f"noise floor (two runs, other seeds): best action differs {f.best_differs:.1%}, "
+        f"mark differs {f.mark_differs:.1%} (marked {f.marked:.1%}), |loss gap| mean "
+        f"{f.loss_gap_mean:.2f}, p90 {f.loss_gap_p90:.2f} points"
+    )
+    if f.load_average is not None:
+        click.echo("load average: " + ", ".join(f"{x:.2f}" for x in f.load_average))
+
+
 @bench.command("sandbox")
 @click.option("--games", "-n", default=20, show_default=True, help="Games per measurement (even).")
 @click.option("--repeats", default=2, show_default=True, help="Alternating runs of each mode.")

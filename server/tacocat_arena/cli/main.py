@@ -17,6 +17,10 @@ STRICT_HELP = (
     "Python SDK bots stop at the first exception in a decision method (TACOCAT_BOT_STRICT=1 "
     "in their environment) instead of playing a default move: for debugging."
 )
+TOKEN_HELP = (
+    "When GAME is an arena's address: the player's token, sent as a bearer token "
+    "(default: $TACOCAT_ARENA_TOKEN)."
+)
 DEBUG_HELP = (
     "Debug mode, for a bot under a debugger: no clock (as --move-timeout 0), one game at a "
     "time, and the bots' output (and input, for breakpoints) on this terminal instead of "
@@ -249,8 +253,8 @@ def play(
 
 
 @main.command()
-@click.argument("file", type=click.Path(exists=True, path_type=Path))
-@click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
+@click.argument("file", metavar="GAME")
+@click.option("--game", "game_id", help="The game's id (default: the first game in GAME).")
 @click.option(
     "--html",
     "html_out",
@@ -286,7 +290,34 @@ def play(
     type=click.Path(dir_okay=False, path_type=Path),
     help="With --bot: keep the bot's output in this file (default: a temporary file).",
 )
+@click.option("--token", envvar="TACOCAT_ARENA_TOKEN", help=TOKEN_HELP)
 def replay(
+    file: str,
+    game_id: str | None,
+    html_out: Path | None,
+    bot_command: str | None,
+    seat: str | None,
+    as_json: bool,
+    move_timeout: float | None,
+    sandbox: str,
+    log: Path | None,
+    token: str | None,
+) -> None:
+    """A readable turn-by-turn account of a recorded game, its replay page (--html), or the
+    game's decisions asked again of a bot (--bot).
+
+    GAME is a tournament's games.jsonl or tournament.sqlite (or its folder), one game
+    record (JSON), or an arena's game (http://HOST:PORT/games/ID).  The record is
+    re-verified first; one that does not is an error.  With --bot, exit code 1 when the bot
+    raised, answered illegally, timed out or crashed on a request.
+    """
+    from tacocat_arena.cli.why import game_file
+
+    with game_file(file, token) as path:
+        _replay(path, game_id, html_out, bot_command, seat, as_json, move_timeout, sandbox, log)
+
+
+def _replay(
     file: Path,
     game_id: str | None,
     html_out: Path | None,
@@ -297,14 +328,6 @@ def replay(
     sandbox: str,
     log: Path | None,
 ) -> None:
-    """A readable turn-by-turn account of a recorded game, its replay page (--html), or the
-    game's decisions asked again of a bot (--bot).
-
-    FILE is a tournament's games.jsonl or tournament.sqlite (or its folder), or one game
-    record (JSON).  The record is re-verified first; one that does not is an error.  With
-    --bot, exit code 1 when the bot raised, answered illegally, timed out or crashed on a
-    request.
-    """
     if bot_command is not None:
         from tacocat_arena.cli.why import replay_bot_command
         from tacocat_arena.launch.sandbox import SandboxMode
@@ -335,8 +358,8 @@ def replay(
 
 
 @main.command()
-@click.argument("file", type=click.Path(exists=True, path_type=Path))
-@click.option("--game", "game_id", help="The game's id (default: the first game in FILE).")
+@click.argument("file", metavar="GAME")
+@click.option("--game", "game_id", help="The game's id (default: the first game in GAME).")
 @click.option(
     "--seat",
     metavar="SEAT",
@@ -349,19 +372,26 @@ def replay(
     "(default: ismcts?iterations=6000&seeds=4).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+@click.option("--token", envvar="TACOCAT_ARENA_TOKEN", help=TOKEN_HELP)
 def analyze(
-    file: Path, game_id: str | None, seat: str | None, reference: str | None, as_json: bool
+    file: str,
+    game_id: str | None,
+    seat: str | None,
+    reference: str | None,
+    as_json: bool,
+    token: str | None,
 ) -> None:
     """Each decision of a seat in a recorded game, re-searched from what the seat knew.
 
     Every action gets its value (the game's win probability) and standard error; the move
     played its loss in win-probability points, marked ?!, ? or ?? only where the loss is
-    also past two standard errors; the game an accuracy %.  FILE is as for replay.  See
+    also past two standard errors; the game an accuracy %.  GAME is as for replay.  See
     docs/why-lose.md for how each figure is computed.
     """
-    from tacocat_arena.cli.why import analyze_command
+    from tacocat_arena.cli.why import analyze_command, game_file
 
-    analyze_command(file, game_id, seat=seat, reference=reference, as_json=as_json)
+    with game_file(file, token) as path:
+        analyze_command(path, game_id, seat=seat, reference=reference, as_json=as_json)
 
 
 @main.command()

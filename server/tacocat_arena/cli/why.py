@@ -7,7 +7,12 @@ the seat and the options, prints, and turns their errors into sentences.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -236,3 +241,62 @@ def analyze_command(
         return
     for line in analysis_summary(analysis):
         click.echo(line)
+
+
+#: The most bytes read from an arena for one game (a record is tens of kilobytes).
+MOST_RECORD_BYTES = 16 * 1024 * 1024
+
+
+def is_url(source: str) -> bool:
+    """Whether GAME is an arena's address rather than a file."""
+    return source.startswith(("http://", "https://"))
+
+
+def api_url(source: str) -> str:
+    """The JSON address of a game given by its page or its API address on an arena."""
+    head, _, rest = source.partition("://")
+    host, _, path = rest.partition("/")
+    path = "/" + path.split("?", 1)[0].rstrip("/")
+    for prefix in ("/api/games/", "/games/"):
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return f"{head}://{host}/api/games/{path[len(prefix) :]}"
+    raise click.ClickException(
+        f"{source} is not a game of an arena: give its page (http://HOST:PORT/games/ID) "
+        "or its API address (.../api/games/ID)"
+    )
+
+
+@contextlib.contextmanager
+def game_file(source: str, token: str | None) -> Iterator[Path]:
+    """GAME as a file: the path given, or an arena's game fetched into a temporary file
+    (its id, seats and record, as a games.jsonl line holds them), removed afterwards."""
+    if not is_url(source):
+        path = Path(source)
+        if not path.exists():
+            raise click.ClickException(f"{source}: no such file or folder")
+        yield path
+        return
+    url = api_url(source)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as r:
+            body = r.read(MOST_RECORD_BYTES + 1)
+    except urllib.error.HTTPError as error:
+        raise click.ClickException(f"{url}: HTTP {error.code} {error.reason}") from None
+    except (urllib.error.URLError, OSError) as error:
+        raise click.ClickException(f"cannot fetch {url}: {error}") from None
+    if len(body) > MOST_RECORD_BYTES:
+        raise click.ClickException(f"{url}: more than {MOST_RECORD_BYTES} bytes; not a game")
+    try:
+        data = json.loads(body)
+        record = dict(data["record"])
+    except (ValueError, KeyError, TypeError):
+        raise click.ClickException(f"{url}: not a finished game's JSON (no record)") from None
+    game = {"id": str(data.get("id") or url.rsplit("/", 1)[-1]), "record": record}
+    seats = data.get("seats")
+    if isinstance(seats, list) and len(seats) == 2:
+        game["seats"] = [str(name) for name in seats]
+    with tempfile.TemporaryDirectory(prefix="tacocat-game-") as folder:
+        path = Path(folder) / "game.json"  # as one line of a games.jsonl: id, seats, record
+        path.write_text(json.dumps(game), encoding="utf-8")
+        yield path
