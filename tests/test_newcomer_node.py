@@ -92,3 +92,24 @@ def test_check_of_a_node_bot_without_node_modules_shows_the_missing_module(
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Cannot find module '@grpc/grpc-js'" in done.stdout, done.stdout
+
+
+@pytest.mark.slow
+def test_help_loads_no_room_of_the_server() -> None:
+    """`tacocat-arena --help` imports the command line only (issue 37: 0.67 s of CPU when
+    it loaded the grader, the arena and gRPC; lazily imported, about 0.12 s on the project's
+    machine: docs/architecture.md).  Counted by module, not timed."""
+    code = (
+        "import sys, tacocat_arena.cli.main as m\n"
+        "heavy = ('grpc', 'rich', 'numpy', 'asyncio', 'starlette', 'google')\n"
+        "rooms = ('grade', 'arena', 'tournament', 'referee', 'engine', 'launch', 'report')\n"
+        "print('\\n'.join(sorted(n for n in sys.modules if n.split('.')[0] in heavy\n"
+        "    or n.split('.')[:2] in [['tacocat_arena', r] for r in rooms])))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+    shown = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "--help"], capture_output=True, text=True
+    )
+    assert shown.returncode == 0 and "grade" in shown.stdout and "serve" in shown.stdout

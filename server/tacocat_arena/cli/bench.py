@@ -3,7 +3,6 @@ the measuring is) and print the figures."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +48,8 @@ def load_command(
     """The referee under many games at once, with instant bots: decisions/s, the decision
     clock as the bots are charged it (p50/p99/max), the longest untimed gap, false timeouts
     and the referee's RSS over time."""
+    import asyncio
+
     from tacocat_arena.bench.load import measure_load
     from tacocat_arena.referee.settings import ClockSettings
 
@@ -96,6 +97,8 @@ def soak_command(games: int, games_at_once: int, arena: bool) -> None:
     """Play GAMES games with instant bots and print the referee's RSS every 5% of them: it
     must level off (every cache and memory of past requests is bounded).  With --arena, the
     arena server's (--games-at-once is then its --concurrency)."""
+    import asyncio
+
     from tacocat_arena.bench.load import SoakSlice, measure_soak
 
     if games < 2 or games_at_once < 1:

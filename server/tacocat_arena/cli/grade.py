@@ -9,19 +9,6 @@ from pathlib import Path
 
 import click
 
-from tacocat_arena.cli.run import output_console
-from tacocat_arena.grade.batch import CLASS_HTML, GRADES_CSV, grade_batch, grade_to_folder
-from tacocat_arena.grade.grader import (
-    SECRET_FILE,
-    GradeError,
-    new_secret,
-    read_secret,
-    secret_id,
-)
-from tacocat_arena.grade.outputs import GRADE_JSON, REPORT_HTML, RESULTS_JSON, grade_table
-from tacocat_arena.grade.rubric import RubricError, load_rubric
-from tacocat_arena.referee.stopping import Stopped, run_until_signalled
-
 
 @click.command("grade")
 @click.argument("target", required=False, metavar="PACKAGE|COMMAND")
@@ -77,6 +64,20 @@ def grade(
 ) -> None:
     """Grade a bot (a package folder or archive with bot.toml, or a command) by a rubric:
     conformance, then one match per baseline tier on duplicate deals (docs/grading.md)."""
+    # Imported here, not at the top: `tacocat-arena --help` loads no grader (issue 37).
+    from tacocat_arena.cli.run import output_console
+    from tacocat_arena.grade.batch import CLASS_HTML, GRADES_CSV, grade_batch, grade_to_folder
+    from tacocat_arena.grade.grader import (
+        SECRET_FILE,
+        GradeError,
+        new_secret,
+        read_secret,
+        secret_id,
+    )
+    from tacocat_arena.grade.outputs import GRADE_JSON, REPORT_HTML, RESULTS_JSON, grade_table
+    from tacocat_arena.grade.rubric import RubricError, load_rubric
+    from tacocat_arena.referee.stopping import Stopped, run_until_signalled
+
     console = output_console()
 
     def notice(text: str) -> None:

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tacocat_arena.arena.players import add_player, load_tokens_file
-from tacocat_arena.arena.store import ArenaError, ArenaStore
 from tacocat_arena.cli.options import move_timeout_option
 
 if TYPE_CHECKING:
+    from tacocat_arena.arena.store import ArenaStore
     from tacocat_arena.arena.submissions import Submissions, Version
+
+# The arena's modules are imported in the commands, not here: `tacocat-arena --help` stays
+# cheap (issue 37).
 
 DIR_OPTION = click.option(
     "--dir",
@@ -205,6 +207,8 @@ def serve(
     from tacocat_arena.arena.gates import GateSettings
     from tacocat_arena.arena.hosted import HostedSettings
     from tacocat_arena.arena.ladder import LadderSettings
+    from tacocat_arena.arena.players import load_tokens_file
+    from tacocat_arena.arena.store import ArenaError
     from tacocat_arena.arena.submissions import UploadQuota
     from tacocat_arena.cli.arena_service import ServeOptions, serve_arena
     from tacocat_arena.launch.build import BuildSettings
@@ -270,6 +274,9 @@ def players() -> None:
 @DIR_OPTION
 def players_add(name: str, folder: Path) -> None:
     """Register NAME and print its new token (shown only this once)."""
+    from tacocat_arena.arena.players import add_player
+    from tacocat_arena.arena.store import ArenaError
+
     with _store(folder) as store:
         try:
             token = add_player(store, name)
@@ -298,6 +305,8 @@ def players_list(folder: Path) -> None:
 def players_revoke(name: str, folder: Path) -> None:
     """Revoke NAME's token: it can no longer connect (a running server drops it within a
     second); its games stay on the ladder."""
+    from tacocat_arena.arena.store import ArenaError
+
     with _store(folder) as store:
         try:
             store.revoke_player(name)
@@ -340,6 +349,7 @@ def submissions_reinstate(version: str, folder: Path) -> None:
 
 
 def _moderate(folder: Path, act: Callable[[Submissions], Version]) -> Version:
+    from tacocat_arena.arena.store import ArenaError
     from tacocat_arena.arena.submissions import Submissions
 
     with _store(folder) as store:
@@ -351,6 +361,8 @@ def _moderate(folder: Path, act: Callable[[Submissions], Version]) -> Version:
 
 class _store:  # noqa: N801 (used as a context manager, like open)
     def __init__(self, folder: Path) -> None:
+        from tacocat_arena.arena.store import ArenaStore
+
         try:
             self.store = ArenaStore(folder)
         except Exception as error:
@@ -392,6 +404,7 @@ def submit(
     your active version), 1 if it is rejected or suspended (printing why).  With --activate N
     (and no PATH), make your version N the active one instead."""
     from tacocat_arena.arena import uploader
+    from tacocat_arena.arena.store import ArenaError
     from tacocat_arena.arena.uploader import follow, package_warnings, upload
     from tacocat_arena.launch.package import PackageError
 
