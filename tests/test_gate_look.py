@@ -42,6 +42,7 @@ from tacocat_bot import run
 def shape(text):
     """Digits and random runs (the parts that differ between any two games) made alike."""
     text = re.sub(r"tacocat-sock-[A-Za-z0-9_]+", "tacocat-sock-R", str(text))
+    text = re.sub(r"^(s\d+)-[0-9a-f]{8}$", r"\1-T", text)  # a session id's process tag
     return re.sub(r"\d+", "9", text)
 
 

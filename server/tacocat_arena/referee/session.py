@@ -24,6 +24,7 @@ import collections
 import contextlib
 import enum
 import itertools
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -41,12 +42,17 @@ _CLOSED_MEMORY = 4096
 #: ~150 bytes for each of its bots (``bench soak --arena``).
 _ENDED_GAMES_MEMORY = 1024
 _session_ids = itertools.count(1)
+#: This process's part of every session id: a restarted arena's ``s1`` must not be the
+#: ``s1`` a user quoted from before the restart (issue 37; docs/sdk.md asks users to quote
+#: them).  32 random bits: two runs share it once in four billion.
+_PROCESS_TAG = secrets.token_hex(4)
 
 
 def next_session_id() -> str:
-    """The next session id of this process (``s1``, ``s2``...): every session's, and the
-    arena's gate's, whose check must look like a session of the arena's own."""
-    return f"s{next(_session_ids)}"
+    """The next session id of this process (``s1-3f9a0c2e``, ``s2-3f9a0c2e``...: a count and
+    the process's tag): every session's, and the arena's gate's, whose check must look like
+    a session of the arena's own."""
+    return f"s{next(_session_ids)}-{_PROCESS_TAG}"
 
 
 class EndReason(enum.Enum):
