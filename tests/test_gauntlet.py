@@ -65,9 +65,9 @@ def test_a_round_robin_keeps_its_fingerprint_and_its_plan(tmp_path: Path) -> Non
     ("text", "overrides", "message"),
     [
         (
-            'format = "knockout"\n',
+            'format = "ladder"\n',
             {},
-            "format 'knockout' must be 'round_robin', 'gauntlet' or 'swiss'",
+            "format 'ladder' must be 'round_robin', 'gauntlet', 'swiss' or 'knockout'",
         ),
         ('format = "gauntlet"\ngauntlet_bot = "zed"\n', {}, "'zed' is not one of the bots"),
         ('gauntlet_bot = "a"\n', {}, 'format is not "gauntlet"'),

@@ -63,7 +63,7 @@ def main() -> None:
 @click.option(
     "--format",
     "event_format",
-    type=click.Choice(["round_robin", "gauntlet", "swiss"]),
+    type=click.Choice(["round_robin", "gauntlet", "swiss", "knockout"]),
     help="Who plays whom (default from the config: round_robin); swiss: rounds of bots of "
     "equal score (docs/tournaments.md, Swiss events).",
 )
@@ -72,6 +72,13 @@ def main() -> None:
     type=click.IntRange(min=1),
     metavar="N",
     help="A Swiss event's rounds (default: ceil(log2(bots))).",
+)
+@click.option(
+    "--seeding",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    metavar="DIR",
+    help="Seed the bots by the standings of a prior event's output folder (a Swiss's), "
+    "not by the config's order.",
 )
 @click.option(
     "--report-every",
@@ -111,6 +118,7 @@ def run(
     gauntlet: str | None,
     event_format: str | None,
     rounds: int | None,
+    seeding: Path | None,
     report_every: int | None,
     workers: int | None,
     cluster: str | None,
@@ -138,6 +146,7 @@ def run(
         report_every=report_every,
         workers=workers,
         cluster=cluster,
+        seeding=seeding,
         overrides={
             "games_per_pairing": games,
             "seed": seed,

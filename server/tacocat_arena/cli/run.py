@@ -64,6 +64,7 @@ from tacocat_arena.tournament.executors import (
     run_on_workers,
 )
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
+from tacocat_arena.tournament.knockout import bracket_lines, reseeded
 from tacocat_arena.tournament.runner import (
     TournamentRun,
     preflight_bots,
@@ -71,9 +72,8 @@ from tacocat_arena.tournament.runner import (
     sandbox_modes,
 )
 from tacocat_arena.tournament.schedule import games_planned, tournament_plan
+from tacocat_arena.tournament.stages import STAGED, Stage, run_stages
 from tacocat_arena.tournament.storage import DB_NAME, StorageError, TournamentStore
-from tacocat_arena.tournament.swiss import SwissState
-from tacocat_arena.tournament.swiss_run import run_swiss
 from tacocat_arena.tournament.verify import (
     GameEntry,
     InputError,
@@ -98,6 +98,7 @@ def run_command(
     report_every: int | None = None,
     workers: int | None = None,
     cluster: str | None = None,
+    seeding: Path | None = None,
 ) -> None:
     """``tacocat-arena run`` (and ``play``): load, play, write, show.
 
@@ -106,7 +107,8 @@ def run_command(
     only) stops the match once the test decides, and the exit code says how it ended
     (``live.EXIT_CODES``); ``report_every`` prints the standings every so many games (None:
     ``live.default_report_every``, 0: never).  ``workers`` or ``cluster`` play the games
-    elsewhere (``tournament.executors``).
+    elsewhere (``tournament.executors``).  ``seeding`` is a prior event's folder whose
+    standings order the bots (``knockout.reseeded``).
     """
     console = output_console()
     executor = _executor(workers, cluster, debug=debug)
@@ -117,12 +119,14 @@ def run_command(
         quiet = True  # a progress bar would fight the bots' output
     try:
         config = load_config(config_file, overrides, bots)
+        if seeding is not None:
+            config = reseeded(config, seeding)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
-    if executor is not None and config.format is TournamentFormat.SWISS:
+    if executor is not None and config.format in STAGED:
         raise click.UsageError(
-            "a Swiss event pairs each round from the last one's results, here: drop "
-            "--workers/--cluster"
+            f"a {config.format.value} event plans each round from the last one's results, "
+            "here: drop --workers/--cluster"
         )
     try:
         preflight_bots(config)
@@ -149,6 +153,12 @@ def run_command(
         + (
             f"a Swiss of {config.swiss_rounds} rounds, "
             if config.format is TournamentFormat.SWISS
+            else ""
+        )
+        + (
+            f"a knockout (level matches: up to {config.knockout_extra_pairs} more pairs, then "
+            "the higher seed), "
+            if config.format is TournamentFormat.KNOCKOUT
             else ""
         )
         + f"{config.games_per_pairing} games per "
@@ -181,6 +191,8 @@ def run_command(
     store.close()
     if tables.swiss is not None:
         console.print(render_swiss_standings(tables.swiss.standings))
+    if tables.knockout is not None:
+        console.print("\n".join(bracket_lines(tables.knockout)))
     console.print(render_standings(tables.standings))
     console.print(render_crosstable(tables.bots, tables.crosstable))
     title = "Pairs"
@@ -356,19 +368,19 @@ def _run_with_progress(
                 return run_on_workers(config, store, executor, on_start=on_start, on_game=on_game)
             except KeyboardInterrupt:
                 raise Stopped(signal.SIGTERM if terminated else signal.SIGINT) from None
-    if config.format is TournamentFormat.SWISS:
+    if config.format in STAGED:
 
-        def on_round(state: SwissState) -> None:
-            progress.console.print(round_lines(state, quiet))
+        def on_stage(stage: Stage) -> None:
+            progress.console.print("\n".join(stage.lines[:1] if quiet else stage.lines))
 
         with progress:
             return run_until_signalled(
-                run_swiss(
+                run_stages(
                     config,
                     store,
                     on_start=on_start,
                     on_game=on_game,
-                    on_round=on_round,
+                    on_stage=on_stage,
                     on_notice=progress.console.print,
                 )
             )
@@ -385,18 +397,6 @@ def _run_with_progress(
                 pairs_per_phase=None if monitor is None or monitor.sprt is None else 16,
             )
         )
-
-
-def round_lines(state: SwissState, quiet: bool) -> str:
-    """What ``run`` says as a Swiss round starts: its number and (unless quiet) its pairing,
-    bot A first."""
-    current = state.rounds[-1]
-    head = f"Round {current.number}: {len(current.pairings)} matches"
-    if current.bye:
-        head += f", bye: {current.bye}"
-    if quiet:
-        return head
-    return "\n".join([head, *(f"  {p.a} - {p.b}" for p in current.pairings)])
 
 
 def _executor(workers: int | None, cluster: str | None, *, debug: bool) -> Executor | None:

@@ -35,6 +35,7 @@ from tacocat_arena.stats.tables import (
 )
 from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
+from tacocat_arena.tournament.knockout import KnockoutState, knockout_state
 from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.swiss import SwissTables, swiss_tables
 
@@ -58,6 +59,8 @@ class Tables:
     pairings: list[PairStats]  # every pairing that met, with its duplicate-pair statistics
     #: A Swiss event's rounds and its standings by match points and tiebreaks.
     swiss: SwissTables | None = None
+    #: A knockout's bracket.
+    knockout: KnockoutState | None = None
 
 
 def compute_tables(config: TournamentConfig, store: TournamentStore) -> Tables:
@@ -73,12 +76,16 @@ def tables_of(config: TournamentConfig, results: Sequence[GameResult]) -> Tables
     swiss = None
     if config.format is TournamentFormat.SWISS:
         swiss = swiss_tables(config, results, {row.bot: row.elo for row in standings})
+    bracket = None
+    if config.format is TournamentFormat.KNOCKOUT:
+        bracket = knockout_state(config, results, secret="")  # the deals do not matter here
     return Tables(
         bots,
         standings,
         compute_crosstable(results, bots),
         all_pair_stats(results, bots),
         swiss,
+        bracket,
     )
 
 
@@ -88,6 +95,8 @@ def table_sections(tables: Tables, sprt: SprtState | None) -> dict[str, object]:
     sections: dict[str, object] = {"pairings": [pairing_dict(p) for p in tables.pairings]}
     if tables.swiss is not None:
         sections["swiss"] = tables.swiss.as_dict()
+    if tables.knockout is not None:
+        sections["knockout"] = tables.knockout.as_dict()
     if sprt is not None:
         sections["sprt"] = sprt_dict(sprt)
     return sections
@@ -140,6 +149,7 @@ def write_outputs(
         pairings=tables.pairings,
         sprt=None if sprt is None else sprt.summary(),
         swiss=tables.swiss,
+        knockout=tables.knockout,
     )
     if complete:
         # Rewritten whole at the end; while the tournament runs, GamesLog appends each pair.

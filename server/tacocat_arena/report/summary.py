@@ -22,6 +22,7 @@ from tacocat_arena.stats.pairs import PairStats
 from tacocat_arena.stats.tables import CrossCell, Crosstable, GameResult, StandingsRow
 from tacocat_arena.stats.tiebreaks import BYE_POINTS
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig, TournamentFormat
+from tacocat_arena.tournament.knockout import KnockoutState
 from tacocat_arena.tournament.swiss import SwissTables
 
 POLICY_WORDS: dict[FailurePolicy, str] = {
@@ -127,6 +128,8 @@ class ReportSummary:
     sprt: str | None = None
     #: A Swiss event's rounds and standings by match points and tiebreaks.
     swiss: SwissTables | None = None
+    #: A knockout's bracket, round by round.
+    knockout: KnockoutState | None = None
 
 
 def bot_kind(bot: BotSpec) -> str:
@@ -168,6 +171,15 @@ def board_words(ruleset: Ruleset) -> str:
 
 def _format_settings(config: TournamentConfig) -> tuple[Setting, ...]:
     """A Swiss event's format in words (a round robin's and a gauntlet's tables say theirs)."""
+    if config.format is TournamentFormat.KNOCKOUT:
+        return (
+            Setting(
+                "Format",
+                "knockout: a seeded bracket (1 meets the lowest seed; the top seeds get the "
+                f"byes); a match level on game points plays up to {config.knockout_extra_pairs} "
+                "more duplicate pairs, one at a time, then goes to the higher seed",
+            ),
+        )
     if config.format is not TournamentFormat.SWISS:
         return ()
     return (
@@ -259,6 +271,7 @@ def build_summary(
     sprt: str | None = None,
     built: datetime | None = None,
     swiss: SwissTables | None = None,
+    knockout: KnockoutState | None = None,
 ) -> ReportSummary:
     """The report's values for ``config``'s tournament as it stands."""
     when = (built or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -281,4 +294,5 @@ def build_summary(
         pair_points=PENTANOMIAL_LABELS,
         sprt=sprt,
         swiss=swiss,
+        knockout=knockout,
     )

@@ -173,6 +173,7 @@ def _report_md(
         pairings=tables.pairings,
         sprt=None if sprt is None else sprt.summary(),
         swiss=tables.swiss,
+        knockout=tables.knockout,
     )
     summary = dataclasses.replace(summary, built=stamp["built"], version=stamp["version"])
     return _compare_file(folder, REPORT_MD, render_report_md(summary))

@@ -23,6 +23,7 @@ from tacocat_arena.stats.pairs import PairStats
 from tacocat_arena.stats.ratings import expected_score
 from tacocat_arena.stats.tables import Crosstable, GameResult, StandingsRow
 from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.knockout import KnockoutState
 from tacocat_arena.tournament.swiss import SwissTables
 
 REPORT_HTML = "report.html"
@@ -77,6 +78,7 @@ def write_reports(
     sprt: str | None = None,
     built: datetime | None = None,
     swiss: SwissTables | None = None,
+    knockout: KnockoutState | None = None,
 ) -> Path:
     """Write report.html and report.md (and, once ``complete``, replays/); return
     report.html's path. ``games`` are the finished games with their records, in order;
@@ -102,6 +104,7 @@ def write_reports(
         sprt=sprt,
         built=built,
         swiss=swiss,
+        knockout=knockout,
     )
     _write(out / REPORT_MD, render_report_md(summary))
     _write(out / REPORT_HTML, render_report_html(summary))
@@ -128,6 +131,7 @@ def report_summary(
     sprt: str | None = None,
     built: datetime | None = None,
     swiss: SwissTables | None = None,
+    knockout: KnockoutState | None = None,
 ) -> ReportSummary:
     """What report.html and report.md say (``write_reports``; ``verify`` recomputes it from
     the games and compares report.md)."""
@@ -156,4 +160,5 @@ def report_summary(
         sprt=sprt,
         built=built,
         swiss=swiss,
+        knockout=knockout,
     )

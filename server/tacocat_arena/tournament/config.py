@@ -42,6 +42,7 @@ class TournamentFormat(enum.Enum):
     ROUND_ROBIN = "round_robin"
     GAUNTLET = "gauntlet"
     SWISS = "swiss"
+    KNOCKOUT = "knockout"
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class TournamentConfig:
     gauntlet_bot: str | None = None
     #: A Swiss event's rounds (None: ``swiss_rounds``' default, ceil(log2(bots))).
     rounds: int | None = None
+    #: A knockout match's extra duplicate pairs at most while it is level (None: 4).
+    extra_pairs: int | None = None
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)
     #: Each bot's log is kept to about this size, the oldest part dropped.
@@ -150,6 +153,15 @@ class TournamentConfig:
             raise ConfigError(
                 f'rounds {self.rounds} is set, but format is not "swiss"', key="rounds"
             )
+        if self.extra_pairs is not None and self.format is not TournamentFormat.KNOCKOUT:
+            raise ConfigError(
+                f'extra_pairs {self.extra_pairs} is set, but format is not "knockout"',
+                key="extra_pairs",
+            )
+        if not 0 <= self.knockout_extra_pairs <= 1000:
+            raise ConfigError(
+                f"extra_pairs: must be in [0, 1000], got {self.extra_pairs}", key="extra_pairs"
+            )
         if self.format is TournamentFormat.SWISS:
             # A bye each for an odd field, else no two bots meeting twice (tournament.swiss).
             most = swiss_max_rounds(len(names))
@@ -177,6 +189,11 @@ class TournamentConfig:
         if self.rounds is not None:
             return self.rounds
         return max(1, (len(self.bots) - 1).bit_length())
+
+    @property
+    def knockout_extra_pairs(self) -> int:
+        """A knockout match's extra pairs at most while level: ``extra_pairs``, or 4."""
+        return 4 if self.extra_pairs is None else self.extra_pairs
 
     @property
     def referee_settings(self) -> RefereeSettings:
@@ -208,6 +225,8 @@ class TournamentConfig:
             data["gauntlet"] = self.gauntlet_name
         if self.format is TournamentFormat.SWISS:
             data["swiss_rounds"] = self.swiss_rounds
+        if self.format is TournamentFormat.KNOCKOUT:
+            data["knockout_extra_pairs"] = self.knockout_extra_pairs
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> dict[str, Any]:
@@ -238,6 +257,11 @@ class TournamentConfig:
             **(
                 {"format": self.format.value, "rounds": self.swiss_rounds}
                 if self.format is TournamentFormat.SWISS
+                else {}
+            ),
+            **(
+                {"format": self.format.value, "extra_pairs": self.knockout_extra_pairs}
+                if self.format is TournamentFormat.KNOCKOUT
                 else {}
             ),
         }
@@ -282,6 +306,7 @@ _PLAIN_KEYS = (
     _Key("format", "format", str),
     _Key("gauntlet_bot", "gauntlet_bot", str, "--gauntlet"),
     _Key("rounds", "rounds", int, "--rounds"),
+    _Key("extra_pairs", "extra_pairs", int),
 )
 _KEYS = {key.toml for key in _PLAIN_KEYS} | {"bots", "ruleset", "limits"}
 #: Config keys that a command-line option can set: the option and the field it overrides.
@@ -394,7 +419,7 @@ def _where(
 
 _CHOICES_TEXT = {
     "failure_policy": "'forfeit' or 'default_action'",
-    "format": "'round_robin', 'gauntlet' or 'swiss'",
+    "format": "'round_robin', 'gauntlet', 'swiss' or 'knockout'",
 }
 
 

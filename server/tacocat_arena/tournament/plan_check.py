@@ -67,6 +67,7 @@ def config_from_metadata(metadata: Mapping[str, Any]) -> TournamentConfig:
         format=kind,
         gauntlet_bot=str(metadata["gauntlet_bot"]) if gauntlet else None,
         rounds=int(metadata["rounds"]) if kind is TournamentFormat.SWISS else None,
+        extra_pairs=int(metadata["extra_pairs"]) if kind is TournamentFormat.KNOCKOUT else None,
     )
 
 

@@ -48,6 +48,29 @@ def deal_seed(tournament_seed: int, pairing: tuple[str, str], deal: int, *, secr
     return int.from_bytes(digest[:8], "big")
 
 
+def staged_pair(
+    kind: str,
+    stage: str,
+    seats: tuple[str, str],
+    deal: int,
+    tournament_seed: int,
+    *,
+    secret: str,
+) -> tuple[PlannedGame, PlannedGame]:
+    """One duplicate pair of an event played in stages (a Swiss round, a knockout round):
+    ``seats[0]`` in seat 0 of the first game, then the twins' game with the seats swapped;
+    ids ``STAGE-A-B-dDEAL``; the deal seed as ``deal_seed``'s with the event's ``kind`` and
+    the stage in the key, so a repeat meeting gets new cards."""
+    prefix = f"tacocat-arena:{secret}:" if secret else "tacocat-arena:"
+    a, b = seats
+    key = f"{prefix}{tournament_seed}:{kind}:{stage}:{a}:{b}:{deal}"
+    seed = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    return (
+        PlannedGame(f"{stage}-{a}-{b}-d{deal}", (a, b), seed, deal),
+        PlannedGame(f"{stage}-{b}-{a}-d{deal}", (b, a), seed, deal, twin=True),
+    )
+
+
 def round_robin(
     bots: Sequence[str], games_per_pairing: int, tournament_seed: int, *, secret: str
 ) -> list[PlannedGame]:
@@ -98,6 +121,10 @@ def plan_for(
         from tacocat_arena.tournament.swiss import swiss_state  # it builds on this module
 
         return swiss_state(config, results, secret=secret).plan
+    if config.format is TournamentFormat.KNOCKOUT:
+        from tacocat_arena.tournament.knockout import knockout_state
+
+        return knockout_state(config, results, secret=secret).plan
     if config.format is TournamentFormat.GAUNTLET:
         return gauntlet(config.gauntlet_name, names, games, seed, secret=secret)
     return round_robin(names, games, seed, secret=secret)
@@ -114,4 +141,6 @@ def games_planned(config: TournamentConfig) -> int:
     event's before its later rounds are paired)."""
     if config.format is TournamentFormat.SWISS:
         return config.swiss_rounds * (len(config.bots) // 2) * config.games_per_pairing
+    if config.format is TournamentFormat.KNOCKOUT:  # at least: level matches play on
+        return (len(config.bots) - 1) * config.games_per_pairing
     return len(plan_for(config, secret=""))

@@ -22,14 +22,13 @@ system states them in spirit (C.04.3), simplified where the duplicate pair makes
   that was B last; else to the higher ranked in odd rounds, the lower in even ones.
 
 The round's pairing is a pure function of the config and the finished games of the rounds
-before it (``swiss_rounds``), and its deals of the store's secret (``swiss_deal_seed``), so a
+before it (``swiss_rounds``), and its deals of the store's secret (``schedule.staged_pair``), so a
 resumed run pairs every round as the uninterrupted one would, and ``verify`` re-derives
 every pairing from the published results.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
@@ -42,7 +41,7 @@ from tacocat_arena.stats.tiebreaks import (
     swiss_standings,
 )
 from tacocat_arena.tournament.config import TournamentConfig
-from tacocat_arena.tournament.schedule import PlannedGame
+from tacocat_arena.tournament.schedule import PlannedGame, staged_pair
 
 #: How many steps the no-repeat search may take before it settles for repeats: far beyond
 #: what a field of hundreds needs in the rounds a Swiss has, and a bound on a hopeless one.
@@ -209,16 +208,6 @@ def _roles(p: str, q: str, number: int, history: History) -> Pairing:
     return Pairing(p, q) if number % 2 == 1 else Pairing(q, p)
 
 
-def swiss_deal_seed(
-    tournament_seed: int, number: int, pairing: Pairing, deal: int, *, secret: str
-) -> int:
-    """The engine seed of one deal of one match of round ``number``: as
-    ``schedule.deal_seed``, with the round in the key (a repeat meeting gets new cards)."""
-    prefix = f"tacocat-arena:{secret}:" if secret else "tacocat-arena:"
-    key = f"{prefix}{tournament_seed}:swiss:r{number}:{pairing.a}:{pairing.b}:{deal}"
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
-
-
 def round_games(
     played: SwissRound, games_per_pairing: int, tournament_seed: int, *, secret: str
 ) -> list[PlannedGame]:
@@ -226,11 +215,9 @@ def round_games(
     adjacent (A in seat 0 first, then the twins with the seats swapped)."""
     plan: list[PlannedGame] = []
     for deal in range(games_per_pairing // 2):
-        for pairing in played.pairings:
-            a, b, n = pairing.a, pairing.b, played.number
-            seed = swiss_deal_seed(tournament_seed, n, pairing, deal, secret=secret)
-            plan.append(PlannedGame(f"r{n}-{a}-{b}-d{deal}", (a, b), seed, deal))
-            plan.append(PlannedGame(f"r{n}-{b}-{a}-d{deal}", (b, a), seed, deal, twin=True))
+        for p in played.pairings:
+            stage = f"r{played.number}"
+            plan += staged_pair("swiss", stage, (p.a, p.b), deal, tournament_seed, secret=secret)
     return plan
 
 
@@ -300,9 +287,7 @@ def swiss_rounds(
     return SwissState(tuple(paired), tuple(games), tuple(scores), len(paired))
 
 
-def swiss_state(
-    config: TournamentConfig, results: Iterable[Scored], *, secret: str
-) -> SwissState:
+def swiss_state(config: TournamentConfig, results: Iterable[Scored], *, secret: str) -> SwissState:
     """``swiss_rounds`` of ``config``'s Swiss event (its bots in their seeding order)."""
     return swiss_rounds(
         [bot.name for bot in config.bots],
@@ -312,6 +297,16 @@ def swiss_state(
         results,
         secret=secret,
     )
+
+
+def round_lines(state: SwissState) -> list[str]:
+    """What is said as the last round of ``state`` starts: its number and pairing (bot A
+    first), and its bye."""
+    current = state.rounds[-1]
+    head = f"Round {current.number}: {len(current.pairings)} matches"
+    if current.bye:
+        head += f", bye: {current.bye}"
+    return [head, *(f"  {p.a} - {p.b}" for p in current.pairings)]
 
 
 @dataclass(frozen=True)
