@@ -296,6 +296,7 @@ def test_small_tournament_outputs_agree_with_the_plan_and_each_other(tmp_path: P
         "results.json",
         "report.md",
         "report.html",
+        "commitment.json",
         "replays",
         "tournament.sqlite",
         "logs",

@@ -24,6 +24,7 @@ import pytest
 from tacocat_arena.engine import Failure, Forfeit, Game, Ruleset, build_view, replay
 from tacocat_arena.engine.record import action_from_json, events_to_json
 from tacocat_arena.protocol.wire import default_action
+from tacocat_arena.tournament.plan_check import config_from_metadata
 from tacocat_arena.tournament.record_checks import forfeit_by
 from tacocat_arena.tournament.verify import GameEntry, verify_game, verify_lines, verify_path
 
@@ -272,7 +273,9 @@ def copied(match: Path, tmp_path: Path) -> Path:
 def test_the_match_folder_verifies_and_its_plan_is_checked(match: Path) -> None:
     result = verify_path(match)
     assert result.ok and result.games == 4
-    assert list(verify_lines(result, match))[-1].endswith("the folder holds exactly its plan")
+    summary = list(verify_lines(result, match))[-1]
+    assert "the folder holds exactly its plan" in summary
+    assert summary.endswith("the commitment published at the start and every game's tag")
 
 
 @pytest.mark.slow
@@ -320,7 +323,7 @@ def test_S1_a_changed_secret(match: Path, tmp_path: Path) -> None:
     results = json.loads((folder / "results.json").read_text())
     results["metadata"]["deal_secret"] = "0" * 32
     (folder / "results.json").write_text(json.dumps(results))
-    assert printed_rules(folder) == {"S1"}
+    assert printed_rules(folder) == {"S1", "C1"}  # not the secret committed at the start
     assert any("published deal_secret" in p.message for p in verify_path(folder).problems)
 
 
@@ -335,7 +338,8 @@ def test_S1_two_deals_games_swapped(match: Path, tmp_path: Path) -> None:
         a[key], b[key] = b[key], a[key]
     a["record"], b["record"] = b["record"], a["record"]
     rewrite_folder(folder, lines)
-    assert printed_rules(folder) == {"S1"}
+    found = printed_rules(folder)  # and C1 where the two results differ (their tags)
+    assert "S1" in found and found <= {"S1", "C1"}
 
 
 @pytest.mark.slow
@@ -387,7 +391,7 @@ def test_G2_a_store_edited_under_an_intact_games_jsonl(match: Path, tmp_path: Pa
                 (*source[1:], target[0]),
             )
     found = printed_rules(folder)  # the rows' seats and seeds were left: G1 and S1 may see it
-    assert "G2" in found and found <= {"G1", "G2", "S1"}
+    assert "G2" in found and found <= {"G1", "G2", "S1", "C1"}
 
 
 @pytest.mark.slow
@@ -396,7 +400,7 @@ def test_S1_a_fingerprint_that_is_not_the_configs(match: Path, tmp_path: Path) -
     results = json.loads((folder / "results.json").read_text())
     results["metadata"]["fingerprint"] = "0123456789abcdef"
     (folder / "results.json").write_text(json.dumps(results))
-    assert printed_rules(folder) == {"S1"}
+    assert printed_rules(folder) == {"S1", "C1"}  # nor the fingerprint committed
 
 
 @pytest.mark.slow
@@ -430,3 +434,68 @@ def test_an_unfinished_tournaments_folder_is_reported_not_checked_never_ok(
         timeout=120,
     )
     assert done.returncode == 1 and "NOT CHECKED" in done.stderr and "OK" not in done.stdout
+
+
+# -- C1: what the tournament committed to at its start -------------------------------------------
+def pair_of(lines: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two lines of one duplicate pair in which one bot won both games (a 2-0)."""
+    for line in lines:
+        twin = next(
+            t for t in lines if t["seed"] == line["seed"] and t["id"] != line["id"]
+        )
+        if line["winner"] is not None and twin["winner"] is not None:
+            if line["seats"][line["winner"]] == twin["seats"][twin["winner"]]:
+                return line, twin
+    raise AssertionError("the match has a 2-0 pair (greedy against random)")
+
+
+@pytest.mark.slow
+def test_C1_a_pairs_records_swapped_and_relabelled(match: Path, tmp_path: Path) -> None:
+    """A 2-0 becomes a 0-2: the pair's two records trade places, each relabelled with the
+    other game's seats, in the store and games.jsonl alike.  Every record replays (the same
+    deal), every line says what its record says, the plan holds: only the tags tell."""
+    folder = copied(match, tmp_path)
+    lines = lines_of(folder)
+    first, second = pair_of(lines)
+    for line, other in ((first, dict(second)), (second, dict(first))):
+        record = copy.deepcopy(other["record"])
+        record["players"] = line["seats"]
+        line.update({k: other[k] for k in ("result", "winner", "reason", "rounds", "decisions",
+                                           "decision_ms", "fallbacks", "detail")})  # fmt: skip
+        line["record"] = record
+    rewrite_folder(folder, lines)
+    assert printed_rules(folder) == {"C1"}
+    assert len([p for p in verify_path(folder).problems if "tag" in p.message]) == 2
+
+
+@pytest.mark.slow
+def test_C1_a_plan_shrunk_with_its_fingerprint_recomputed(match: Path, tmp_path: Path) -> None:
+    """Half the deals dropped, results.json's config made to plan only the rest and its
+    fingerprint recomputed: the plan re-derived from it holds exactly the games left."""
+    folder = copied(match, tmp_path)
+    rewrite_folder(folder, [line for line in lines_of(folder) if line["id"].endswith("-d0")])
+    results = json.loads((folder / "results.json").read_text())
+    metadata = results["metadata"]
+    metadata.update(games_per_pairing=2, games_planned=2, games_played=2)
+    metadata["fingerprint"] = config_from_metadata(metadata).fingerprint()
+    del metadata["commitment"]  # the forger rewrites results.json, not what was published
+    (folder / "results.json").write_text(json.dumps(results))
+    assert printed_rules(folder) == {"C1"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what", ["secret", "tag"])
+def test_C1_a_secret_or_a_tag_not_the_committed_one(
+    match: Path, tmp_path: Path, what: str
+) -> None:
+    folder = copied(match, tmp_path)
+    if what == "secret":
+        path = folder / "commitment.json"
+        data = json.loads(path.read_text())
+        data["secret_commitment"] = "0" * 64
+        path.write_text(json.dumps(data))
+    else:
+        lines = lines_of(folder)
+        del lines[0]["tag"]
+        write_lines(folder, lines)
+    assert printed_rules(folder) == {"C1"}

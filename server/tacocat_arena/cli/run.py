@@ -48,6 +48,11 @@ from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor, default_report_ev
 from tacocat_arena.stats.pair_report import render_pairings, sprt_closing
 from tacocat_arena.stats.sprt import Sprt
 from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.commitments import (
+    COMMITMENT_FILE,
+    commitment_words,
+    publish_commitment,
+)
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
     ConfigError,
@@ -165,6 +170,10 @@ def run_command(
         f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}{moved}"
         + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
     )
+    committed = publish_commitment(
+        config.out, config, tournament_plan(config, store), store.deal_secret()
+    )
+    console.print(f"Commitment: {commitment_words(committed)} ({config.out / COMMITMENT_FILE})")
     monitor = _match_monitor(config, store, sprt)
     if monitor is not None and monitor.sprt is not None:
         test = monitor.sprt.sprt

@@ -38,6 +38,7 @@ from tacocat_arena.stats.live import MatchMonitor
 from tacocat_arena.stats.pairs import elo_to_score, estimate, score_to_elo
 from tacocat_arena.stats.sprt import SprtDecision
 from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.commitments import publish_commitment
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.runner import run_tournament
 from tacocat_arena.tournament.schedule import plan_for
@@ -314,6 +315,7 @@ async def _tier(
         store.claim(config.fingerprint(), resume=False)
         store.adopt_secret(tier_secret(secret, tier.slug))
         plan = plan_for(config, secret=store.deal_secret())
+        publish_commitment(folder, config, plan, store.deal_secret())
         monitor = MatchMonitor(
             plan, STUDENT, tier.slug, tier.sprt if tier.method is Method.SPRT else None
         )

@@ -33,6 +33,7 @@ from tacocat_arena.stats.tables import (
     compute_crosstable,
     compute_standings,
 )
+from tacocat_arena.tournament.commitments import read_commitment, tag_of
 from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
 from tacocat_arena.tournament.knockout import KnockoutState, knockout_state
@@ -46,6 +47,7 @@ OUTPUT_FILES = (
     "results.json",
     "report.md",
     "report.html",
+    "commitment.json",
 )
 
 
@@ -121,6 +123,9 @@ def write_outputs(
     if snapshots := store.snapshots():
         # A root runner played private copies of these bots' folders: what it copied.
         metadata["bot_folder_sha256"] = snapshots
+    committed = read_commitment(out)  # published at the start (tournament/commitments.py)
+    if committed is not None:
+        metadata["commitment"] = committed
     if complete:
         # Published at the end, so anyone can re-derive every deal (schedule.deal_seed).
         metadata["deal_secret"] = store.deal_secret()
@@ -150,6 +155,7 @@ def write_outputs(
         sprt=None if sprt is None else sprt.summary(),
         swiss=tables.swiss,
         knockout=tables.knockout,
+        commitment=committed,
     )
     if complete:
         # Rewritten whole at the end; while the tournament runs, GamesLog appends each pair.
@@ -161,7 +167,10 @@ def _write_games(path: Path, store: TournamentStore) -> None:
     """The complete games.jsonl, every game in finishing order, replaced atomically (while
     the tournament runs, ``GamesLog`` appends it pair by pair)."""
     partial = path.with_suffix(".jsonl.partial")
+    secret = store.deal_secret()
     with open(partial, "w", encoding="utf-8") as handle:
-        for row in store.rows():
-            handle.write(json.dumps(game_line(*row), separators=(",", ":")) + "\n")
+        for result, detail, record in store.rows():
+            tag = tag_of(secret, result.game_id, result.seats, record)
+            line = game_line(result, detail, record, tag)
+            handle.write(json.dumps(line, separators=(",", ":")) + "\n")
     os.replace(partial, path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from tacocat_arena import __version__
 from tacocat_arena.engine import Ruleset, Termination, TieRule
@@ -21,6 +22,7 @@ from tacocat_arena.stats.pair_report import PENTANOMIAL_LABELS
 from tacocat_arena.stats.pairs import PairStats
 from tacocat_arena.stats.tables import CrossCell, Crosstable, GameResult, StandingsRow
 from tacocat_arena.stats.tiebreaks import BYE_POINTS
+from tacocat_arena.tournament.commitments import commitment_words
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.knockout import KnockoutState
 from tacocat_arena.tournament.swiss import SwissTables
@@ -272,8 +274,10 @@ def build_summary(
     built: datetime | None = None,
     swiss: SwissTables | None = None,
     knockout: KnockoutState | None = None,
+    commitment: Mapping[str, Any] | None = None,
 ) -> ReportSummary:
-    """The report's values for ``config``'s tournament as it stands."""
+    """The report's values for ``config``'s tournament as it stands; ``commitment`` what it
+    published at its start (tournament/commitments.py), shown with its settings."""
     when = (built or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     return ReportSummary(
         name=config.event_name,
@@ -283,7 +287,8 @@ def build_summary(
         played=len(games),
         planned=planned,
         bots=tuple(Setting(bot.name, bot_kind(bot)) for bot in config.bots),
-        settings=config_settings(config, complete=complete),
+        settings=config_settings(config, complete=complete)
+        + (() if commitment is None else (Setting("Commitment", commitment_words(commitment)),)),
         standings=tuple(standings),
         crosstable=crosstable_rows(standings, cross),
         figures=tuple(figures[row.bot] for row in standings),

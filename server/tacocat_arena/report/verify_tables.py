@@ -26,6 +26,7 @@ from tacocat_arena.stats.live import MatchMonitor
 from tacocat_arena.stats.pair_report import sprt_dict
 from tacocat_arena.stats.sprt import Sprt, SprtState
 from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.commitments import read_commitment
 from tacocat_arena.tournament.config import ConfigError, TournamentConfig
 from tacocat_arena.tournament.plan_check import RESULTS_FILE, config_from_metadata
 from tacocat_arena.tournament.schedule import plan_for
@@ -174,6 +175,7 @@ def _report_md(
         sprt=None if sprt is None else sprt.summary(),
         swiss=tables.swiss,
         knockout=tables.knockout,
+        commitment=read_commitment(folder),
     )
     summary = dataclasses.replace(summary, built=stamp["built"], version=stamp["version"])
     return _compare_file(folder, REPORT_MD, render_report_md(summary))

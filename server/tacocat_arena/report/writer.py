@@ -79,6 +79,7 @@ def write_reports(
     built: datetime | None = None,
     swiss: SwissTables | None = None,
     knockout: KnockoutState | None = None,
+    commitment: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write report.html and report.md (and, once ``complete``, replays/); return
     report.html's path. ``games`` are the finished games with their records, in order;
@@ -105,6 +106,7 @@ def write_reports(
         built=built,
         swiss=swiss,
         knockout=knockout,
+        commitment=commitment,
     )
     _write(out / REPORT_MD, render_report_md(summary))
     _write(out / REPORT_HTML, render_report_html(summary))
@@ -132,6 +134,7 @@ def report_summary(
     built: datetime | None = None,
     swiss: SwissTables | None = None,
     knockout: KnockoutState | None = None,
+    commitment: Mapping[str, Any] | None = None,
 ) -> ReportSummary:
     """What report.html and report.md say (``write_reports``; ``verify`` recomputes it from
     the games and compares report.md)."""
@@ -161,4 +164,5 @@ def report_summary(
         built=built,
         swiss=swiss,
         knockout=knockout,
+        commitment=commitment,
     )

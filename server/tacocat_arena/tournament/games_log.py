@@ -20,14 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.commitments import tag_of
 from tacocat_arena.tournament.storage import TournamentStore
 
 GAMES_FILE = "games.jsonl"
 DuplicateKey = tuple[int, tuple[str, ...]]
 
 
-def game_line(result: GameResult, detail: str, record: dict[str, Any]) -> dict[str, Any]:
-    """One line of games.jsonl: the game's summary and its whole record."""
+def game_line(
+    result: GameResult, detail: str, record: dict[str, Any], tag: str = ""
+) -> dict[str, Any]:
+    """One line of games.jsonl: the game's summary, its whole record and its ``tag``
+    (``commitments.game_tag``, when the tournament has a secret)."""
     return {
         "id": result.game_id,
         "seats": list(result.seats),
@@ -40,6 +44,7 @@ def game_line(result: GameResult, detail: str, record: dict[str, Any]) -> dict[s
         "decisions": list(result.decisions),
         "decision_ms": [round(ms, 3) for ms in result.decision_ms],
         "fallbacks": list(result.fallbacks),
+        **({"tag": tag} if tag else {}),
         "record": record,
     }
 
@@ -55,6 +60,7 @@ class GamesLog:
 
     def __init__(self, path: Path, store: TournamentStore) -> None:
         self.path = path
+        self._secret = store.deal_secret()
         self._waiting: dict[DuplicateKey, tuple[GameResult, str, dict[str, Any]]] = {}
         self._written = self._reconcile(store.count() == 0)
         for row in store.rows():
@@ -82,10 +88,14 @@ class GamesLog:
         if twin is None:
             self._waiting[key] = (result, detail, record)
             return
-        lines = [game_line(*twin), game_line(result, detail, record)]
+        lines = [self._line(*twin), self._line(result, detail, record)]
         text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         self._written.update(line["id"] for line in lines)
+
+    def _line(self, result: GameResult, detail: str, record: dict[str, Any]) -> dict[str, Any]:
+        tag = tag_of(self._secret, result.game_id, result.seats, record)
+        return game_line(result, detail, record, tag)

@@ -19,11 +19,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tacocat_arena.engine import RecordError, replay
+from tacocat_arena.engine import RecordError, RulesetError, replay
 from tacocat_arena.engine.record import FORMAT
 from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.commitments import check_commitment
+from tacocat_arena.tournament.config import ConfigError
 from tacocat_arena.tournament.games_log import GAMES_FILE
-from tacocat_arena.tournament.plan_check import check_plan
+from tacocat_arena.tournament.plan_check import RESULTS_FILE, check_plan, config_from_metadata
 from tacocat_arena.tournament.record_checks import (
     StateChecks,
     check_line,
@@ -36,6 +38,7 @@ from tacocat_arena.tournament.record_checks import (
     seat_fallbacks,
     seat_figures,
 )
+from tacocat_arena.tournament.schedule import plan_for
 from tacocat_arena.tournament.storage import DB_NAME, read_games
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -157,10 +160,21 @@ def load_folder(folder: Path) -> tuple[list[GameEntry], list[Problem]]:
     if not store.exists() and not log.exists():
         raise InputError(f"{folder} is a folder without {DB_NAME} or {GAMES_FILE}")
     if not store.exists():
-        return load_games(log), []
+        return [_tagged(line, line) for line in load_games(log)], []
     rows = load_games(store)
     lines = load_games(log) if log.exists() else []
-    return rows, compare_copies(rows, lines)
+    published = {line.game_id: line for line in lines}
+    tagged = [
+        _tagged(row, published[row.game_id]) if row.game_id in published else row for row in rows
+    ]
+    return tagged, compare_copies(rows, lines)
+
+
+def _tagged(entry: GameEntry, line: GameEntry) -> GameEntry:
+    """``entry`` with the tag its games.jsonl ``line`` publishes (None if it has none), for
+    the commitment check (``commitments.check_commitment``)."""
+    tag = (line.line or {}).get("tag")
+    return GameEntry(entry.game_id, entry.names, entry.record, {**(entry.line or {}), "tag": tag})
 
 
 def compare_copies(rows: Sequence[GameEntry], lines: Sequence[GameEntry]) -> list[Problem]:
@@ -330,6 +344,9 @@ def verify_path(path: Path) -> Verification:
         folder = "the store and games.jsonl agree, and the folder holds exactly its plan"
         if not (path / DB_NAME).exists():
             folder = "the folder holds exactly its plan (read from games.jsonl: no store)"
+        committed, checked = commitment_problems(path, entries)
+        problems += committed
+        folder += f"; {checked}" if checked else ""
     return Verification(
         len(entries) - unplayed,
         unplayed,
@@ -339,6 +356,29 @@ def verify_path(path: Path) -> Verification:
         folder,
         tuple(entries),
     )
+
+
+def commitment_problems(folder: Path, entries: Sequence[GameEntry]) -> tuple[list[Problem], str]:
+    """C1 of a folder (``commitments.check_commitment``) against its results.json."""
+    try:
+        metadata = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8"))["metadata"]
+        dict(metadata)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return [], ""  # plan_check says what is wrong with results.json
+    try:
+        # The plan's ids and seats follow from the config alone (the seed and the secret
+        # decide only the deals), so an unfinished tournament's plan is checked too.
+        plan = plan_for(config_from_metadata({"seed": 0, **metadata}), secret="")
+    except (ConfigError, RulesetError, AttributeError, KeyError, TypeError, ValueError):
+        plan = None
+    lines = [
+        (e.game_id, e.seat_names, e.record, e.line if e.line and "tag" in e.line else None)
+        for e in entries
+    ]
+    found, checked = check_commitment(folder, metadata, plan, lines)
+    return [
+        Problem(game_id or str(folder), None, rule, text) for game_id, rule, text in found
+    ], checked
 
 
 def with_problems(result: Verification, found: Sequence[Problem], checked: str) -> Verification:
