@@ -34,6 +34,7 @@ def test_bench_load_prints_every_figure_for_each_level() -> None:
         assert re.search(r"[\d,]+ decisions/s", line), line
         assert re.search(r"clock p50 [\d.]+ p99 [\d.]+ max [\d.]+ ms", line), line
         assert re.search(r"longest untimed gap [\d.]+ ms", line), line
+        assert re.search(r"worst ruling lag [\d.]+ ms", line), line
         assert "false timeouts 0" in line, line
     assert result.output.count("RSS MiB over time:") == 2
     assert "load average" in result.output

@@ -15,6 +15,9 @@ What it reports, per level of concurrency:
   seat's clock running (``GameReport.max_untimed_ms``): time no bot is charged for, and
   that a stalled referee would stretch;
 - false timeouts: games an instant bot lost on time (any is a referee fault);
+- the worst ruling lag: the longest the referee took to rule on a decision once it was due
+  (its Action read, or its deadline passed: ``GameReport.max_ruling_lag_ms``), the lag a
+  timeout's recorded time includes;
 - the referee's RSS over time;
 - why a gap can be long on a shared machine: the longest lag of the event loop (a 5 ms
   ticker's lateness), the longest garbage-collector pause, and how much of the time the
@@ -99,6 +102,9 @@ class LoadFigures:
     max_untimed_ms: float
     false_timeouts: int
     other_forfeits: int
+    #: The worst ruling lag: the longest the referee took to rule on a decision once it was
+    #: due (``GameReport.max_ruling_lag_ms``).
+    max_ruling_lag_ms: float
     #: (seconds since the start, RSS in MiB) samples.
     rss: tuple[tuple[float, float], ...]
     load_average: tuple[float, float, float]
@@ -252,7 +258,7 @@ async def measure_load(games_at_once: int, seconds: float, decision_ms: int = 10
     """Play ``games_at_once`` games at a time for ``seconds`` and measure (module docstring)."""
     histogram = ClockHistogram()
     games = decisions = false_timeouts = other_forfeits = 0
-    max_untimed = 0.0
+    max_untimed = max_ruling = 0.0
     rss: list[tuple[float, float]] = []
     max_lag = 0.0
     async with _Arena(games_at_once, decision_ms) as arena:
@@ -276,13 +282,14 @@ async def measure_load(games_at_once: int, seconds: float, decision_ms: int = 10
                 await asyncio.sleep(max(0.25, seconds / 20))
 
         def count(report: GameReport) -> None:
-            nonlocal games, decisions, false_timeouts, other_forfeits, max_untimed
+            nonlocal games, decisions, false_timeouts, other_forfeits, max_untimed, max_ruling
             games += 1
             decisions += sum(report.decisions)
             for seat_clock in report.clock_ms:
                 for ms in seat_clock:
                     histogram.add(ms)
             max_untimed = max(max_untimed, report.max_untimed_ms)
+            max_ruling = max(max_ruling, report.max_ruling_lag_ms)
             termination = report.outcome.termination
             if termination is Termination.FORFEIT_TIMEOUT:
                 false_timeouts += 1
@@ -319,6 +326,7 @@ async def measure_load(games_at_once: int, seconds: float, decision_ms: int = 10
         max_untimed_ms=max_untimed,
         false_timeouts=false_timeouts,
         other_forfeits=other_forfeits,
+        max_ruling_lag_ms=max_ruling,
         rss=tuple(rss),
         load_average=os.getloadavg(),
         max_loop_lag_ms=max_lag * 1000,

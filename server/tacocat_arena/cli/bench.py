@@ -46,7 +46,8 @@ def load_command(
     games_at_once: str, seconds: float, move_timeout: float, move_timeout_ms: int | None
 ) -> None:
     """The referee under many games at once, with instant bots: decisions/s, the decision
-    clock as the bots are charged it (p50/p99/max), the longest untimed gap, false timeouts
+    clock as the bots are charged it (p50/p99/max), the longest untimed gap, the worst
+    ruling lag (how long after a decision was due the referee ruled on it), false timeouts
     and the referee's RSS over time."""
     import asyncio
 
@@ -68,7 +69,8 @@ def load_command(
             f"{level:4d} games at once: {figures.games} games, "
             f"{figures.decisions_per_s:,.0f} decisions/s; clock p50 {figures.clock_p50_ms:.1f} "
             f"p99 {figures.clock_p99_ms:.1f} max {figures.clock_max_ms:.1f} ms; longest untimed "
-            f"gap {figures.max_untimed_ms:.1f} ms; false timeouts {figures.false_timeouts}; "
+            f"gap {figures.max_untimed_ms:.1f} ms; worst ruling lag "
+            f"{figures.max_ruling_lag_ms:.1f} ms; false timeouts {figures.false_timeouts}; "
             f"other forfeits {figures.other_forfeits}; load {one:.2f} {five:.2f}"
         )
         waiting = "unknown" if figures.cpu_wait_share is None else f"{figures.cpu_wait_share:.0%}"

@@ -73,6 +73,10 @@ class GameReport:
     #: The longest time the game waited on the referee alone, with no seat's clock running
     #: (between an answer's receipt and the next request's hand-over), in milliseconds.
     max_untimed_ms: float = 0.0
+    #: The longest the referee took to rule on a decision once it was due (from the reading
+    #: of its Action, or from its deadline for a timeout, to the ruling), in milliseconds: a
+    #: stalled loop's lag, which a timeout's recorded time includes (``bench load``).
+    max_ruling_lag_ms: float = 0.0
     #: The finished game; ``record`` is built from it when first asked for.
     game: Game | None = field(default=None, repr=False)
     #: A record given outright (a game that was never played has no ``game``).
@@ -198,6 +202,9 @@ class _Seat:
         self.decisions = 0
         self.think_ms = 0.0
         self.clock_ms: list[float] = []
+        #: The longest the referee took to rule on one of this seat's decisions once it
+        #: was due (its Action read, or its deadline passed), in seconds: the loop's lag.
+        self.ruling_lag = 0.0
 
 
 @dataclass(frozen=True)
@@ -461,6 +468,7 @@ class _Match:
             think_ms=[s.think_ms for s in seats],
             clock_ms=(seats[0].clock_ms, seats[1].clock_ms),
             max_untimed_ms=self.max_untimed * 1000,
+            max_ruling_lag_ms=max(s.ruling_lag for s in seats) * 1000,
             game=game,
             notes=self.notes,
             action_ms=self.action_ms,
@@ -573,7 +581,9 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
     try:
         reply, read_at = await asked.future
     except TimeoutError:
-        asked.stop(time.monotonic())
+        now = time.monotonic()
+        asked.stop(now)
+        seat.ruling_lag = max(seat.ruling_lag, now - asked.started - asked.deadline_ms / 1000)
         seat.session.close_request(request_id, "timed out")
         return _timed_out(asked, settings)
     except SessionClosed as error:
@@ -585,6 +595,7 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
     # The clock stopped when the reader task read the Action, not when this task woke up:
     # the referee's own scheduling delay is never charged to the bot.
     asked.stop(read_at)
+    seat.ruling_lag = max(seat.ruling_lag, time.monotonic() - read_at)
     elapsed_ms = asked.elapsed_ms
     if allowance_ms and elapsed_ms > asked.deadline_ms:
         # Read past the deadline (the timer ran late, the loop being stalled): one clock for
