@@ -170,9 +170,7 @@ def run_command(
         f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}{moved}"
         + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
     )
-    committed = publish_commitment(
-        config.out, config, tournament_plan(config, store), store.deal_secret()
-    )
+    committed = publish_commitment(config.out, config, store.deal_secret())
     console.print(f"Commitment: {commitment_words(committed)} ({config.out / COMMITMENT_FILE})")
     monitor = _match_monitor(config, store, sprt)
     if monitor is not None and monitor.sprt is not None:

@@ -315,7 +315,7 @@ async def _tier(
         store.claim(config.fingerprint(), resume=False)
         store.adopt_secret(tier_secret(secret, tier.slug))
         plan = plan_for(config, secret=store.deal_secret())
-        publish_commitment(folder, config, plan, store.deal_secret())
+        publish_commitment(folder, config, store.deal_secret())
         monitor = MatchMonitor(
             plan, STUDENT, tier.slug, tier.sprt if tier.method is Method.SPRT else None
         )

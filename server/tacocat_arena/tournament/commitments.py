@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tacocat_arena.tournament.config import TournamentConfig
-from tacocat_arena.tournament.schedule import PlannedGame
+from tacocat_arena.tournament.schedule import PlannedGame, games_planned, plan_for
 
 COMMITMENT_FILE = "commitment.json"
 COMMITMENT_FORMAT = "tacocat-commitment"
@@ -70,26 +70,30 @@ def read_commitment(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("format") == COMMITMENT_FORMAT else None
 
 
-def commitment(
-    config: TournamentConfig, plan: Sequence[PlannedGame], secret: str
-) -> dict[str, Any]:
+def committed_plan(config: TournamentConfig) -> list[PlannedGame]:
+    """The plan a commitment covers: the games ``config`` plans before any is played and
+    before its secret is known (every game of a round robin or a gauntlet, whose ids and
+    seats the secret does not decide; a Swiss event's first round, the later ones being
+    paired from the results)."""
+    return plan_for(config, secret="")
+
+
+def commitment(config: TournamentConfig, secret: str) -> dict[str, Any]:
     """What a tournament publishes at its start."""
     return {
         "format": COMMITMENT_FORMAT,
         "fingerprint": config.fingerprint(),
-        "plan": plan_fingerprint(plan),
-        "games_planned": len(plan),
+        "plan": plan_fingerprint(committed_plan(config)),
+        "games_planned": games_planned(config),
         "secret_commitment": secret_commitment(secret),
         "tag": TAG_RULE,
     }
 
 
-def publish_commitment(
-    folder: Path, config: TournamentConfig, plan: Sequence[PlannedGame], secret: str
-) -> dict[str, Any]:
+def publish_commitment(folder: Path, config: TournamentConfig, secret: str) -> dict[str, Any]:
     """Write commitment.json into ``folder`` before the first game (the same again on
-    ``--resume``: the config, the plan and the kept secret are the same); return it."""
-    data = commitment(config, plan, secret)
+    ``--resume``: the config and the kept secret are the same); return it."""
+    data = commitment(config, secret)
     partial = folder / f"{COMMITMENT_FILE}.partial"
     partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(partial, folder / COMMITMENT_FILE)
@@ -111,11 +115,11 @@ Found = tuple[str, str, str]  # (game id or "", rule, message), as plan_check's
 def check_commitment(
     folder: Path,
     metadata: Mapping[str, Any],
-    plan: Sequence[PlannedGame] | None,
+    config: TournamentConfig | None,
     lines: Sequence[tuple[str, Sequence[str], Mapping[str, Any], Mapping[str, Any] | None]],
 ) -> tuple[list[Found], str]:
-    """C1: the folder's commitment.json against its results.json's config (``plan``: the plan
-    that config re-derives, None if it does not) and, once the secret is published, the
+    """C1: the folder's commitment.json against its results.json's ``config`` (None if it
+    describes none: S1 says why) and, once the secret is published, the
     commitment to it and every line's tag.  ``lines``: (game id, seats, record, the
     games.jsonl line's fields, None without a line).  Returns the problems and what was
     checked ("" without a commitment: a folder from before commitments)."""
@@ -140,16 +144,17 @@ def check_commitment(
                 f"{data.get('fingerprint')!r} committed at the start",
             )  # fmt: skip
         )
-    if plan is not None:
-        if data.get("plan") != plan_fingerprint(plan) or data.get("games_planned") != len(plan):
+    if config is not None:
+        planned = games_planned(config)
+        plan = plan_fingerprint(committed_plan(config))
+        if data.get("plan") != plan or data.get("games_planned") != planned:
             found.append(
                 (
                     "",
                     "C1",
-                    f"the plan results.json's config gives ({len(plan)} games) is not "
-                    f"the one committed at the start ({data.get('games_planned')!r} "
-                    "games)",
-                )  # fmt: skip
+                    f"the plan results.json's config gives ({planned} games) is not the one "
+                    f"committed at the start ({data.get('games_planned')!r} games)",
+                )
             )
     secret = metadata.get("deal_secret")
     if not isinstance(secret, str) or not secret:

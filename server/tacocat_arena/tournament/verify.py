@@ -23,7 +23,7 @@ from tacocat_arena.engine import RecordError, RulesetError, replay
 from tacocat_arena.engine.record import FORMAT
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.commitments import check_commitment
-from tacocat_arena.tournament.config import ConfigError
+from tacocat_arena.tournament.config import ConfigError, TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.games_log import GAMES_FILE
 from tacocat_arena.tournament.plan_check import RESULTS_FILE, check_plan, config_from_metadata
 from tacocat_arena.tournament.record_checks import (
@@ -38,7 +38,6 @@ from tacocat_arena.tournament.record_checks import (
     seat_fallbacks,
     seat_figures,
 )
-from tacocat_arena.tournament.schedule import plan_for
 from tacocat_arena.tournament.storage import DB_NAME, read_games
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -366,16 +365,19 @@ def commitment_problems(folder: Path, entries: Sequence[GameEntry]) -> tuple[lis
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return [], ""  # plan_check says what is wrong with results.json
     try:
-        # The plan's ids and seats follow from the config alone (the seed and the secret
-        # decide only the deals), so an unfinished tournament's plan is checked too.
-        plan = plan_for(config_from_metadata({"seed": 0, **metadata}), secret="")
+        # A round robin's or a gauntlet's committed plan follows from the config without its
+        # seed (the seed and the secret decide only the deals), so an unfinished one's is
+        # checked too; a Swiss event's first round may follow from the seed, kept back.
+        config: TournamentConfig | None = config_from_metadata({"seed": 0, **metadata})
+        if config is not None and config.format is TournamentFormat.SWISS:
+            config = config if "seed" in metadata else None
     except (ConfigError, RulesetError, AttributeError, KeyError, TypeError, ValueError):
-        plan = None
+        config = None
     lines = [
         (e.game_id, e.seat_names, e.record, e.line if e.line and "tag" in e.line else None)
         for e in entries
     ]
-    found, checked = check_commitment(folder, metadata, plan, lines)
+    found, checked = check_commitment(folder, metadata, config, lines)
     return [
         Problem(game_id or str(folder), None, rule, text) for game_id, rule, text in found
     ], checked
