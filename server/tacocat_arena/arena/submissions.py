@@ -1,4 +1,5 @@
-"""Submitted bots: each upload is its player's next version, kept for good.
+"""Submitted bots: each upload is its player's next version, kept for good (a rejected one
+keeps its row and reason; its archive and folder are removed).
 
 A version's archive is stored **content-addressed**: ``packages/SHA256`` in the arena's folder,
 written once (to a temporary name, then linked into place) and never overwritten; the same
