@@ -185,10 +185,12 @@ def test_stored_reasons_and_logs_name_no_folder_of_the_arenas_machine(tmp_path: 
         log = (
             f"cwd {folder}\nfile {folder}/bot.py\nstore {tmp_path / 'arena'}/arena.sqlite\n"
             f"python {sys.executable}\nscratch {tempfile.gettempdir()}/tacocat-build-x\n"
+            f'File "{REPO}/example_bots/greedy_bot.py", line 1\n'
         )
         settled = submissions.settle(version, Status.REJECTED, f"no {folder}/x", log, public="p")
         everything = settled.reason + settled.log + settled.public_reason
         assert str(tmp_path) not in everything and sys.prefix not in everything
+        assert str(REPO) not in everything  # a traceback through the example bots
         assert "cwd .\nfile ./bot.py\nstore <arena>/arena.sqlite" in settled.log
         assert settled.reason == "no ./x" and settled.public_reason == "p"
         assert not submissions.folder_of(version).exists()  # rejected: folder and archive go

@@ -200,6 +200,8 @@ def _code_folders() -> list[tuple[str, str]]:
     found = [(tempfile.gettempdir(), "<tmp>")]
     code = Path(tacocat_arena.__file__).resolve().parent.parent
     found.append((str(code), "<arena code>"))
+    if (code.parent / "example_bots").is_dir():  # a checkout: the SDK and example bots too
+        found.append((str(code.parent), "<arena code>"))
     for prefix in {sys.prefix, sys.exec_prefix}:
         if prefix not in ("/usr", "/usr/local", "/"):
             found.append((prefix, "<arena python>"))
