@@ -221,3 +221,40 @@ def test_a_new_version_crashing_only_in_games_leaves_the_old_one_active(
         assert not [g for g in games if set(g["seats"]) == {"alice@v1", "alice@v2"}]
     finally:
         arena.stop()
+
+
+@pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap (bwrap) cannot sandbox here")
+def test_a_suspended_versions_game_against_a_connected_bot_ends_at_once(
+    tmp_path: Path, cleanup: list
+) -> None:
+    """Suspending a version (the CLI, beside the live arena) ends its game in flight against
+    a slow connected bot: forfeited by the version, and no game of it starts after."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "zed")
+    arena = arena_support.start_arena(folder, "--move-timeout", "5")
+    try:
+        done = _cli("submit", str(PACKAGE), "--arena", arena.web, "--token", tokens["alice"],
+                    "--wait", "--timeout", "150")  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        cleanup.append(start_bot("zed", tokens["zed"], arena.address, tmp_path, delay=0.5,
+                                 reconnect=False))  # fmt: skip
+
+        def live_game() -> str | None:
+            games = arena.json("/api/games?bot=alice@v1&limit=1")
+            return next((g["id"] for g in games if g["live"]), None)
+
+        game_id = wait_until(live_game, 60, "a live game of alice@v1 against zed")
+        done = _cli("submissions", "suspend", "alice@v1", "--dir", str(folder), "--reason", "x")
+        assert done.returncode == 0, done.stdout + done.stderr
+        # A bound for a stuck game, not a measured time: zed's think alone is 0.5 s a move.
+        wait_until(lambda: live_game() is None, 20, "the game in flight to end")
+        path = f"/api/games/{game_id}"
+        wait_until(lambda: arena.status(path) == 200, 20, "the game's record")
+        game = arena.json(path)
+        assert game["reason"] in ("disconnect", "crash") and game["winner"] == "zed", game
+        before = arena.json("/api/submissions/alice/1")["games"]
+        time.sleep(3)
+        assert arena.json("/api/submissions/alice/1")["games"] == before
+        assert not [g for g in arena.json("/api/games?bot=alice@v1&limit=5") if g["live"]]
+    finally:
+        arena.stop()

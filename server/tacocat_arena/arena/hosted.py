@@ -390,9 +390,9 @@ class Hosting:
         process's change) and stop at once the processes of those that no longer do."""
         self._active = {v.identity: v for v in self.submissions.with_status(*PLAYING)}
         for name in [n for n, found in self._processes.items() if found and n not in self._active]:
-            for process in list(self._processes[name]):
+            for process in self._processes.pop(name):
                 log.info("version %s stopped playing: stopping its process", name)
-                self._spawn(process.stop())
+                self._spawn(process.stop(grace=0))  # now: its game is forfeited, not finished
 
     def sync(self) -> None:
         """The store changed (``Arena.check_players``): revoke the versions of players
