@@ -166,3 +166,37 @@ def test_analyze_prints_every_decision_and_its_json_holds_the_values():
     assert all(d["played"] in [v["action"] for v in d["values"]] for d in chosen)
     bad = CliRunner().invoke(main, ["analyze", str(path), "--reference", "ismcts?x=1"])
     assert bad.exit_code == 2 and "no option 'x'" in bad.output
+
+
+def test_the_replay_page_shows_the_marks_a_loss_graph_and_the_costliest(tmp_path):
+    path = Path(__file__).parent / "golden" / "default.json"
+    out = tmp_path / "page.html"
+    spec = "ismcts?iterations=10&seeds=2"
+    result = CliRunner().invoke(
+        main, ["analyze", str(path), "--seat", "1", "--reference", spec, "--html", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert 'id="analysis"' in page and "random</span>'s decisions" in page
+    bars = page.count('class="loss"') + page.count('class="loss marked"')
+    assert bars == 18  # a bar per decision of the seat, forced ones too
+    assert "ismcts?iterations=10&amp;seeds=2" in page
+
+
+def test_the_page_lists_what_the_analysis_marked():
+    from tacocat_arena.report import render_replay
+
+    record = json.loads((Path(__file__).parent / "golden" / "default.json").read_text())
+    decision = {
+        "index": 7, "round": 1, "kind": "defend", "played": "defend 6", "best": "defend 8",
+        "loss": 11.7, "loss_se": 0.1, "mark": "?",
+    }  # fmt: skip
+    analysis = {
+        "seat": 1, "reference": "ismcts?iterations=6000&seeds=4", "accuracy": 87.4,
+        "marks": {"?!": 0, "?": 1, "??": 0}, "costliest": [7], "decisions": [decision],
+    }  # fmt: skip
+    page = render_replay(record, ["greedy", "random"], analysis=analysis)
+    assert "87.4%" in page and 'class="loss marked"' in page
+    costliest = page[page.index('id="costliest"') :]
+    assert "played <strong>defend 6</strong>, best defend 8: −11.7 ± 0.1 points" in costliest
+    assert 'id="analysis"' not in render_replay(record, ["greedy", "random"])

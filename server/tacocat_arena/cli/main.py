@@ -381,6 +381,13 @@ def _replay(
     "(default: ismcts?iterations=6000&seeds=4).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the game's replay page with the marks, a loss graph and the costliest "
+    "decisions here.",
+)
 @click.option("--token", envvar="TACOCAT_ARENA_TOKEN", help=TOKEN_HELP)
 def analyze(
     file: str,
@@ -388,6 +395,7 @@ def analyze(
     seat: str | None,
     reference: str | None,
     as_json: bool,
+    html_out: Path | None,
     token: str | None,
 ) -> None:
     """Each decision of a seat in a recorded game, re-searched from what the seat knew.
@@ -400,7 +408,9 @@ def analyze(
     from tacocat_arena.cli.why import analyze_command, game_file
 
     with game_file(file, token) as path:
-        analyze_command(path, game_id, seat=seat, reference=reference, as_json=as_json)
+        analyze_command(
+            path, game_id, seat=seat, reference=reference, as_json=as_json, html_out=html_out
+        )
 
 
 @main.command()

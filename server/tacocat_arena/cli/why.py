@@ -32,6 +32,7 @@ from tacocat_arena.play.analysis import (
     analyze_record,
 )
 from tacocat_arena.referee.settings import ClockSettings
+from tacocat_arena.report import render_replay
 from tacocat_arena.tournament.verify import GameEntry
 
 
@@ -213,8 +214,10 @@ def analyze_command(
     seat: str | None,
     reference: str | None,
     as_json: bool,
+    html_out: Path | None = None,
 ) -> None:
-    """``analyze GAME``: each decision of the seat re-searched, losses and marks printed."""
+    """``analyze GAME``: each decision of the seat re-searched, losses and marks printed
+    (and the replay page with them, to ``html_out``)."""
     entry = playable_entry(file, game_id)
     chosen = pick_seat(entry, seat)
     try:
@@ -235,12 +238,22 @@ def analyze_command(
         analysis = analyze_record(entry.record, chosen, spec, progress=None if as_json else show)
     except RecordError as error:
         raise click.ClickException(f"the record of game {entry.game_id}: {error}") from None
+    if html_out is not None:
+        page = render_replay(
+            dict(entry.record), list(names), game_id=entry.game_id, analysis=analysis.to_json()
+        )
+        try:
+            html_out.write_text(page, encoding="utf-8")
+        except OSError as error:
+            raise click.ClickException(f"cannot write {html_out}: {error.strerror}") from None
     if as_json:
         data = {"game": entry.game_id, "players": list(names), **analysis.to_json()}
         click.echo(json.dumps(data, indent=2))
         return
     for line in analysis_summary(analysis):
         click.echo(line)
+    if html_out is not None:
+        click.echo(f"replay page with the marks written to {html_out} (open it in a browser)")
 
 
 #: The most bytes read from an arena for one game (a record is tens of kilobytes).

@@ -83,11 +83,14 @@ def render_replay(
     game_id: str | None = None,
     back_href: str | None = None,
     back_text: str = "the tournament report",
+    analysis: Mapping[str, Any] | None = None,
 ) -> str:
     """The replay page of one finished game's record (version 1 or 2), as HTML text.
 
     ``names`` are the seats' bot names; ``back_href`` (relative) links back to ``back_text``.
-    Raises FrameError when the record's events cannot be followed.
+    ``analysis`` (``analyze``'s JSON, ``play.analysis.GameAnalysis.to_json``) adds its marks,
+    a loss graph and the costliest decisions.  Raises FrameError when the record's events
+    cannot be followed.
     """
     return _page(
         replay_frames(record, names),
@@ -96,7 +99,46 @@ def render_replay(
         title=f"Game {game_id}" if game_id else "Tacocat game replay",
         outcome=outcome_sentence(record, names),
         back=(back_href, back_text),
+        analysis=analysis_view(analysis, names) if analysis else None,
     )
+
+
+#: The loss graph's scale: points of win probability per pixel, and a bar's width.
+GRAPH_POINTS_PER_PX = 0.25
+GRAPH_BAR = 14
+
+
+def analysis_view(analysis: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """What the page shows of an analysis: its summary, a bar per decision (its loss), the
+    marked decisions and the costliest three."""
+    decisions = list(analysis.get("decisions", ()))
+    by_index = {d["index"]: d for d in decisions}
+    highest = max([d["loss"] for d in decisions] + [10.0])
+    height = round(highest / GRAPH_POINTS_PER_PX)
+    bars = [
+        {
+            "x": position * GRAPH_BAR,
+            "height": round(max(0.0, d["loss"]) / GRAPH_POINTS_PER_PX),
+            "mark": d["mark"] or "",
+            "title": f"#{d['index']} round {d['round']} {d['kind']} {d['played']}: "
+            f"-{d['loss']:.1f} ± {d['loss_se']:.1f} points {d['mark'] or ''}".rstrip(),
+        }
+        for position, d in enumerate(decisions)
+    ]
+    seat = int(analysis.get("seat", 0))
+    return {
+        "seat": seat,
+        "name": names[seat],
+        "reference": analysis.get("reference", ""),
+        "accuracy": analysis.get("accuracy"),
+        "marks": analysis.get("marks", {}),
+        "marked": [d for d in decisions if d.get("mark")],
+        "costliest": [by_index[i] for i in analysis.get("costliest", ()) if i in by_index],
+        "bars": bars,
+        "graph_width": max(1, len(bars)) * GRAPH_BAR,
+        "bar_width": GRAPH_BAR - 2,
+        "graph_height": height,
+    }
 
 
 def render_live(
@@ -154,6 +196,7 @@ def _page(
     back: tuple[str | None, str],
     stream: str | None = None,
     pending: Sequence[Mapping[str, Any]] = (),
+    analysis: Mapping[str, Any] | None = None,
 ) -> str:
     data = {
         "cell": CELL,
@@ -176,6 +219,7 @@ def _page(
             back_text=back[1],
             live=stream is not None,
             live_note=LIVE_NOTE,
+            analysis=analysis,
             version=__version__,
             data=data,
             css=static_text("common.css") + static_text("replay.css"),
