@@ -181,6 +181,7 @@ def run_command(
             f"LLR <= {test.lower:.2f} (H0) or >= {test.upper:.2f} (H1), or after "
             f"{config.games_per_pairing} games"
         )
+        console.print(sprt_estimate(test, config.games_per_pairing), soft_wrap=True)
     started = time.monotonic()
     outcome: TournamentRun | None = None
     try:
@@ -245,6 +246,30 @@ def _interrupted(
         f"\nResume with: tacocat-arena {_resume_hint(config_file, config)} --resume"
     )
     raise SystemExit(stop.exit_code) from None
+
+
+def sprt_estimate(test: Sprt, cap_games: int) -> str:
+    """How long ``play --sprt`` may take, before its first game (issue 37: a gap of 194 Elo
+    took 104 pairs at 0,10 and nobody had said so): the pairs it takes on average if A - B
+    is elo1, elo0 or far apart, and the bounds that decide a large gap sooner."""
+
+    def pairs(elo: float) -> str:
+        expected = test.expected_pairs(elo)
+        over = f" (over the cap of {cap_games // 2})" if expected * 2 > cap_games else ""
+        return f"~{expected:.0f} pairs{over}"
+
+    wide = Sprt(test.elo0, test.elo0 + 100, test.alpha, test.beta).expected_pairs(test.elo0 + 200)
+    line = (
+        f"Estimate (normal approximation): {pairs(test.elo1)} if A - B is {test.elo1:g} Elo, "
+        f"{pairs(test.elo0)} if {test.elo0:g}, {pairs(test.elo0 + 200)} if "
+        f"{test.elo0 + 200:g}"
+    )
+    if test.elo1 - test.elo0 < 100:
+        line += (
+            f"; for a gap you expect to be large, --sprt {test.elo0:g},{test.elo0 + 100:g} "
+            f"decides one of {test.elo0 + 200:g} Elo in ~{wide:.0f} pairs"
+        )
+    return line
 
 
 def _match_monitor(

@@ -32,6 +32,10 @@ from tacocat_arena.stats.pairs import Pentanomial, elo_to_score
 
 _THETA_TOLERANCE = 1e-15  # relative; theta's bracket is (-1/(a_max - s), -1/(a_min - s))
 _MAX_STEPS = 2000  # bisection alone would need ~1100 steps to reach adjacent doubles
+#: A pair's score variance assumed before any game (``Sprt.expected_pairs``): two
+#: independent even games, each of variance 1/4, averaged; duplicate deals usually give
+#: less, so the estimate leans long.
+PAIR_VARIANCE = 0.125
 
 
 class SprtDecision(enum.Enum):
@@ -92,6 +96,18 @@ class Sprt:
         return generalized_llr(
             pentanomial.regularized(), scores, elo_to_score(self.elo0), elo_to_score(self.elo1)
         )
+
+    def expected_pairs(self, true_elo: float, variance: float = PAIR_VARIANCE) -> float:
+        """About how many pairs the test takes to decide when A - B is ``true_elo``: Wald's
+        bound over the LLR's mean drift per pair in the normal approximation,
+        ``(s1 - s0) (s - (s0 + s1) / 2) / variance`` (s the true score).  ``inf`` where the
+        drift is zero (halfway between H0 and H1: the cap decides).  For ``play --sprt``'s
+        estimate before the first game, not for any decision."""
+        s0, s1 = elo_to_score(self.elo0), elo_to_score(self.elo1)
+        drift = (s1 - s0) * (elo_to_score(true_elo) - (s0 + s1) / 2) / variance
+        if drift == 0:
+            return math.inf
+        return (self.upper if drift > 0 else self.lower) / drift
 
     def decide(self, llr: float) -> SprtDecision:
         """H1 at or above the upper bound, H0 at or below the lower one, else no decision."""
