@@ -61,7 +61,15 @@ def test_a_remembering_connected_bot_predicts_no_hand_on_independent_deals(
     folder = tmp_path / "arena"
     tokens = add_players(folder, "ann", "ben")
     arena = arena_support.start_arena(folder, "--per-bot", "2", "--move-timeout", "5", deals)
-    cleanup.append(arena)
+    try:  # stopped with SIGTERM: a SIGKILLed arena (cleanup's) leaves its worker process behind
+        _remembering_run(arena, tokens, tmp_path, cleanup, deals)
+    finally:
+        arena.stop()
+
+
+def _remembering_run(
+    arena: ArenaProcess, tokens: dict[str, str], tmp_path: Path, cleanup: list, deals: str
+) -> None:
     logs = {name: tmp_path / f"{name}.jsonl" for name in ("ann", "ben")}
     for name in ("ann", "ben"):
         cleanup.append(start_bot(name, tokens[name], arena.address, tmp_path,
