@@ -200,3 +200,26 @@ def test_the_page_lists_what_the_analysis_marked():
     costliest = page[page.index('id="costliest"') :]
     assert "played <strong>defend 6</strong>, best defend 8: −11.7 ± 0.1 points" in costliest
     assert 'id="analysis"' not in render_replay(record, ["greedy", "random"])
+
+
+@pytest.mark.slow  # a real browser
+def test_the_marks_show_in_a_browser_and_the_page_still_steps(browser_page, tmp_path):
+    path = Path(__file__).parent / "golden" / "default.json"
+    out = tmp_path / "page.html"
+    spec = "ismcts?iterations=200&seeds=2"
+    result = CliRunner().invoke(
+        main, ["analyze", str(path), "--seat", "1", "--reference", spec, "--html", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    page = browser_page.page
+    page.goto(out.resolve().as_uri())
+    assert page.is_visible("#analysis") and page.is_visible(".loss-graph")
+    assert page.locator(".loss-graph rect").count() == 18
+    costliest = page.locator("#costliest li")
+    assert 1 <= costliest.count() <= 3
+    assert "points" in costliest.first.text_content()
+    assert "%" in page.text_content("#accuracy")
+    page.click("#next")  # the replay itself still works under the analysis
+    assert "Step 2 of" in page.text_content("#step")
+    browser_page.screenshot(tmp_path / "analysis.png")
+    browser_page.assert_clean()
