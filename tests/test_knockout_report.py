@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import file_url
+from notify_support import endpoint
 from verify_support import assert_verifies
 
 pytestmark = pytest.mark.slow
@@ -33,18 +34,24 @@ def test_a_knockouts_bracket_renders_in_the_report(browser_page, tmp_path: Path)
     for name, command in bots.items():
         lines += ["", "[[bots]]", f'name = "{name}"', f'command = "{command}"']
     (tmp_path / "cup.toml").write_text("\n".join(lines) + "\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "tacocat_arena.cli", "run", str(tmp_path / "cup.toml"), "-q"],
-        cwd=tmp_path,
-        env=dict(os.environ, COLUMNS="300"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    with endpoint([500]) as hook:  # --notify: told once it is over, the first POST refused
+        command = [sys.executable, "-m", "tacocat_arena.cli", "run", str(tmp_path / "cup.toml")]
+        done = subprocess.run(
+            [*command, "-q", "--notify", hook.url],
+            cwd=tmp_path,
+            env=dict(os.environ, COLUMNS="300"),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "out"
     bracket = json.loads((out / "results.json").read_text())["knockout"]
     assert f"Champion: {bracket['champion']}" in done.stdout
+    assert len(hook.bodies) == 2 and "attempt 1 of 3 failed (HTTP 500)" in done.stdout
+    told = hook.bodies[-1]
+    assert told["champion"] == bracket["champion"] and told["format"] == "knockout"
+    assert told["complete"] and told["results"] == str((out / "results.json").resolve())
     assert [len(matches) for matches in bracket["rounds"]] == [4, 2, 1]
     assert_verifies(out)  # the bracket re-derived from the games
 

@@ -81,6 +81,12 @@ def main() -> None:
     "not by the config's order.",
 )
 @click.option(
+    "--notify",
+    metavar="URL",
+    help="POST a JSON summary (event, standings, where the results are) to this http(s) URL "
+    "when the event is done; retried, never fails the event.",
+)
+@click.option(
     "--report-every",
     type=click.IntRange(min=0),
     metavar="N",
@@ -119,6 +125,7 @@ def run(
     event_format: str | None,
     rounds: int | None,
     seeding: Path | None,
+    notify: str | None,
     report_every: int | None,
     workers: int | None,
     cluster: str | None,
@@ -147,6 +154,7 @@ def run(
         workers=workers,
         cluster=cluster,
         seeding=seeding,
+        notify=notify,
         overrides={
             "games_per_pairing": games,
             "seed": seed,

@@ -70,6 +70,8 @@ from tacocat_arena.tournament.executors import (
 )
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
 from tacocat_arena.tournament.knockout import bracket_lines, reseeded
+from tacocat_arena.tournament.notify import check_url, post
+from tacocat_arena.tournament.notify import summary as notify_summary
 from tacocat_arena.tournament.runner import (
     TournamentRun,
     preflight_bots,
@@ -104,6 +106,7 @@ def run_command(
     workers: int | None = None,
     cluster: str | None = None,
     seeding: Path | None = None,
+    notify: str | None = None,
 ) -> None:
     """``tacocat-arena run`` (and ``play``): load, play, write, show.
 
@@ -113,7 +116,8 @@ def run_command(
     (``live.EXIT_CODES``); ``report_every`` prints the standings every so many games (None:
     ``live.default_report_every``, 0: never).  ``workers`` or ``cluster`` play the games
     elsewhere (``tournament.executors``).  ``seeding`` is a prior event's folder whose
-    standings order the bots (``knockout.reseeded``).
+    standings order the bots (``knockout.reseeded``).  ``notify`` is an http(s) URL that
+    gets the event's summary once it has run (``tournament.notify``).
     """
     console = output_console()
     executor = _executor(workers, cluster, debug=debug)
@@ -126,6 +130,8 @@ def run_command(
         config = load_config(config_file, overrides, bots)
         if seeding is not None:
             config = reseeded(config, seeding)
+        if notify is not None:
+            check_url(notify)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     if executor is not None and config.format in STAGED:
@@ -215,6 +221,11 @@ def run_command(
     for line in run_summary(outcome):
         console.print(line)
     console.print(f"Open the report in a browser: {config.out / 'report.html'}")
+    if notify is not None:
+        document = json.loads((config.out / "results.json").read_text(encoding="utf-8"))
+        body = notify_summary(document["metadata"], document["standings"], document, config.out)
+        if post(notify, body, say=console.print):
+            console.print(f"Notified {notify}")
     if state is not None:
         console.print(sprt_closing(state, tables.pairings), soft_wrap=True)
         if EXIT_CODES[state.decision]:

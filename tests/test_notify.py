@@ -1,0 +1,64 @@
+"""``--notify URL`` (tournament/notify.py): POSTs over real loopback HTTP, in process."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from notify_support import endpoint
+
+from tacocat_arena.launch.spec import ConfigError
+from tacocat_arena.tournament.notify import ATTEMPTS, check_url, post, summary
+
+BODY = {"event": "cup", "standings": [{"rank": 1, "bot": "a"}]}
+
+
+def test_a_flaky_endpoint_is_retried_until_it_answers() -> None:
+    said: list[str] = []
+    pauses: list[float] = []
+    with endpoint([500, 503]) as server:
+        assert post(server.url, BODY, say=said.append, sleep=pauses.append)
+    assert server.bodies == [BODY] * 3
+    assert pauses == [1.0, 2.0] and len(said) == 2 and "HTTP 500" in said[0]
+
+
+def test_a_failing_endpoint_never_raises_and_says_why() -> None:
+    said: list[str] = []
+    with endpoint([500] * 10) as server:
+        assert not post(server.url, BODY, say=said.append, sleep=lambda s: None)
+    assert len(server.bodies) == ATTEMPTS
+    assert "gave up" in said[-1]
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    said.clear()
+    assert not post(closed, BODY, say=said.append, sleep=lambda s: None)
+    assert len(said) == ATTEMPTS + 1 and "refused" in said[0].lower()
+
+
+def test_a_redirect_is_not_followed() -> None:
+    with endpoint() as target, endpoint([302] * 5, location="") as first:
+        first.location = target.url
+        assert not post(first.url, BODY, sleep=lambda s: None)
+    assert target.bodies == [] and len(first.bodies) == ATTEMPTS
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/", "http://", "x"])
+def test_only_http_urls_with_a_host(url: str) -> None:
+    with pytest.raises(ConfigError, match="must be an http:// or https:// URL"):
+        check_url(url)
+    assert check_url("https://example.org/hook") == "https://example.org/hook"
+
+
+def test_the_summary_says_where_the_results_are(tmp_path: Path) -> None:
+    body = summary(
+        {"name": "cup", "format": "knockout", "complete": True, "games_played": 8},
+        [{"rank": 1, "bot": "a", "games": 4, "score": 4, "elo": 100, "wins": 4}],
+        {"knockout": {"champion": "a"}},
+        tmp_path,
+    )
+    assert body["champion"] == "a" and body["standings"][0] == {
+        "rank": 1, "bot": "a", "games": 4, "score": 4, "elo": 100
+    }  # fmt: skip
+    assert body["results"] == str(tmp_path.resolve() / "results.json")
