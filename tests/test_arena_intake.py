@@ -255,9 +255,20 @@ def _raw_post_head(arena: ArenaProcess, token: str, length: int) -> socket.socke
     return conn
 
 
+def _answer(conn: socket.socket) -> str:
+    """The whole answer read from ``conn`` (its head and its JSON body may come apart)."""
+    data = b""
+    while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"}"):
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode()
+
+
 def test_uploads_past_a_players_quota_are_429s_with_retry_after(tmp_path: Path) -> None:
     folder = tmp_path / "arena"
-    tokens = add_players(folder, "mal", "ann")
+    tokens = add_players(folder, "mal", "ann", "cat")
     arena = start_arena(folder, "--uploads-per-hour", "3", "--upload-mib-per-hour", "1")
     try:
         not_a_package = _tar([("bot.py", b"")])
@@ -271,23 +282,26 @@ def test_uploads_past_a_players_quota_are_429s_with_retry_after(tmp_path: Path) 
         assert len(versions(arena)) == 3  # the fourth made nothing
         # Bytes: 2 MiB announced is refused before a byte of it is read.
         with _raw_post_head(arena, tokens["ann"], 2 * 2**20) as conn:
-            head = conn.recv(4096).decode()
+            head = _answer(conn)
         assert head.startswith("HTTP/1.1 429") and "bytes_per_hour" in head, head
         assert int(re.search(r"(?i)retry-after: (\d+)", head)[1]) >= 1  # type: ignore[index]
-        # One upload at a time: a second while the first is still arriving.
-        slow = _raw_post_head(arena, tokens["ann"], 50_000)
+
+        # One upload at a time: a second while the first is still arriving.  The second one
+        # announces 2 MiB, so that until the first is taken it is refused by the bytes quota
+        # and makes no version either.
+        def second() -> str:
+            with _raw_post_head(arena, tokens["cat"], 2 * 2**20) as conn:
+                return _answer(conn)
+
+        slow = _raw_post_head(arena, tokens["cat"], 50_000)
         try:
             slow.sendall(bytes(1000))
-            wait_until(
-                lambda: (
-                    request(arena, "/api/submissions", body=b"x", token=tokens["ann"])[0] == 429
-                ),
-                20,
-                "the second upload to be refused",
-            )
+            wait_until(lambda: "one at a time" in second(), 20, "the second upload refused")
+            assert second().startswith("HTTP/1.1 429")
         finally:
             slow.close()
-        wait_until(lambda: upload(arena, not_a_package, tokens["ann"])[0] == 422, 20, "a 422")
+        wait_until(lambda: upload(arena, not_a_package, tokens["cat"])[0] == 422, 20, "a 422")
+        assert [v["player"] for v in versions(arena).values()].count("cat") == 1
     finally:
         arena.stop()
 
