@@ -8,20 +8,24 @@ hosted and connected bots together, is verified end to end in tests/test_hosted.
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tacocat_arena.arena.deals import SECRET_KEY, ladder_seed
+from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed
+from tacocat_arena.arena.events import event_commitment_key
 from tacocat_arena.arena.store import LADDER, ArenaStore
 from tacocat_arena.cli.run import verify_any
 from tacocat_arena.engine import to_record
 from tacocat_arena.play.local import play_game
 from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
 from tacocat_arena.stats.tables import GameResult
+from tacocat_arena.tournament.commitments import secret_commitment
 from tacocat_arena.tournament.record_checks import forfeit_by
+from tacocat_arena.tournament.schedule import deal_seed
 from tacocat_arena.tournament.verify import InputError, verify_lines
 
 BOTS = ("alice@v1", "bob")
@@ -124,3 +128,29 @@ def test_A1_a_hosted_version_the_arena_never_admitted(arena: Path, status: str |
 def test_a_folder_of_nothing_the_product_writes_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="without tournament.sqlite or games.jsonl"):
         verify_any(tmp_path)
+
+
+def test_A1_an_events_secret_not_the_one_committed_at_its_start(tmp_path: Path) -> None:
+    """An event commits to its deal secret at its start (arena/events.py); the store keeps
+    the commitment, and an event whose games' secret is not it is caught."""
+    arena = fabricate(tmp_path / "arena", pairs=1)
+    with sqlite3.connect(arena / "arena.sqlite") as db:
+        secret = dict(db.execute("SELECT key, value FROM meta").fetchall())[SECRET_KEY]
+        seed = deal_seed(4242, BOTS, 0, secret=event_secret(secret, "cup"))
+        game = play_game((GreedyPolicy(), GreedyPolicy()), seed=seed)
+        event_record = to_record(game, players=BOTS)
+        db.execute(
+            "INSERT INTO games (game_id, event, pair, seat0, seat1, seed, winner, reason,"
+            " rounds, decisions0, decisions1, ms0, ms1, forfeit_by, detail, record)"
+            " VALUES (?, 'cup', 0, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, '', ?)",
+            (f"cup:{BOTS[0]}-{BOTS[1]}-d0", *BOTS, seed - 2**64 if seed >= 2**63 else seed,
+             event_record["winner"], event_record["termination"], event_record["rounds"],
+             forfeit_by(event_record), json.dumps(event_record)),
+        )  # fmt: skip
+        key = event_commitment_key("cup")
+        committed = secret_commitment(event_secret(secret, "cup"))
+        db.execute("INSERT INTO meta VALUES (?, ?)", (key, committed))
+    assert rules(arena) == set()
+    with sqlite3.connect(arena / "arena.sqlite") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", ("0" * 64, key))
+    assert rules(arena) == {"A1"}

@@ -22,6 +22,7 @@ from tacocat_arena.arena.ladder import Arena, event_over_key
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.referee import GameReport
 from tacocat_arena.stats.tables import compute_standings
+from tacocat_arena.tournament.commitments import secret_commitment
 from tacocat_arena.tournament.schedule import PlannedGame, round_robin
 
 
@@ -57,9 +58,12 @@ async def run_event(
     else:
         entrants = json.loads(stored)
     plan = _plan(entrants, settings, arena.seed, arena.event_secret(settings.name))
+    # Published at the start (and kept): the commitment to the secret published at the end.
+    committed = secret_commitment(arena.event_secret(settings.name))
+    store.set_meta(event_commitment_key(settings.name), committed)
     say(
         f"event {settings.name!r}: {len(entrants)} entrants ({', '.join(entrants)}), "
-        f"{len(plan)} games"
+        f"{len(plan)} games; its deal secret committed as {committed}"
     )
     done = {g.result.game_id for g in store.games(event=settings.name)}
     running: set[str] = set()
@@ -168,3 +172,9 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), seconds)
     except TimeoutError:
         pass
+
+
+def event_commitment_key(event: str) -> str:
+    """The ``meta`` key of event ``event``'s commitment to its deal secret, published at its
+    start (``commitments.secret_commitment``; ``verify`` checks it, A1)."""
+    return f"event:{event}:commitment"

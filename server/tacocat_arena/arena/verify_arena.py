@@ -12,7 +12,9 @@ derives every deal, so the arena's own plan is checked too (A1):
   seed, the two bots, deal N and the event's derived secret, both games of a deal alike;
 * a seat is a bot's name, never the ``NAME~B`` twin that played it (issue 38: hosted games
   named the twin), and a hosted version (``alice@v2``) is one the store holds, that was
-  admitted to play (not one still being checked, nor one its gate rejected).
+  admitted to play (not one still being checked, nor one its gate rejected);
+* an event's deal secret is the one it committed to at its start (``serve`` prints the
+  commitment; the store keeps it).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed
+from tacocat_arena.arena.events import event_commitment_key
 from tacocat_arena.arena.store import DB_NAME, LADDER
 from tacocat_arena.arena.submissions import Status, parse_identity
+from tacocat_arena.tournament.commitments import secret_commitment
 from tacocat_arena.tournament.runner import TWIN_SUFFIX
 from tacocat_arena.tournament.schedule import deal_seed
 from tacocat_arena.tournament.verify import (
@@ -84,6 +88,14 @@ def check_deals(store: Path) -> list[Problem]:
     ladder = [row for row in rows if row[1] == LADDER]
     found += _ladder(ladder, arena_seed, secret)
     found += _events([row for row in rows if row[1] != LADDER], arena_seed, secret)
+    for event in sorted({row[1] for row in rows if row[1] != LADDER}):
+        committed = meta.get(event_commitment_key(event))
+        if committed is not None and committed != secret_commitment(event_secret(secret, event)):
+            found.append(
+                Problem(
+                    event, None, "A1", "the event's secret is not the one committed at its start"
+                )
+            )
     return found
 
 
