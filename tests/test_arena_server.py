@@ -31,6 +31,7 @@ from arena_support import (
 )
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
 
+from tacocat_arena.cli.run import verify_any
 from tacocat_arena.engine import replay
 
 pytestmark = pytest.mark.slow
@@ -376,6 +377,9 @@ def test_a_round_robin_event_takes_late_joiners_and_does_not_wait_for_ever_on_ab
     out = arena.wait(120)
     assert arena.process.returncode == 0, out
     assert "dan joins" in out and "is over: 12 games" in out, out
+    assert "its deal secret committed as" in out, out
+    verified = verify_any(folder)  # the event's games, deals and commitment (issue 38)
+    assert verified.ok and verified.games + verified.unplayed == 12, verified.problems
     with sqlite3.connect(folder / "arena.sqlite") as db:
         rows = db.execute("SELECT seat0, seat1, reason, detail FROM games").fetchall()
     assert len(rows) == 12  # every pair of the four, twice (one duplicate deal each)
