@@ -47,6 +47,8 @@ pytest_plugins = ["browser_support", "a11y_support", "cpp_support"]
 REAL_PROCESS_FIXTURES = frozenset(
     {"browser", "browser_page", "axe_source", "cpp_bot", "cleanup", "processes"}
 )
+#: The per-test timeout of a test that asks for the C++ bot, which it may have to build.
+CPP_BUILD_TIMEOUT_S = 1500
 #: The longest an unmarked test may take (setup and call, less the time its thread waited for
 #: a core: a loaded machine's share), or ``TACOCAT_FAST_LIMIT_S``.
 FAST_LIMIT_S = float(os.environ.get("TACOCAT_FAST_LIMIT_S", "2.0"))
@@ -196,8 +198,13 @@ def _no_process_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if REAL_PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        fixtures = getattr(item, "fixturenames", ())
+        if REAL_PROCESS_FIXTURES.intersection(fixtures):
             item.add_marker(pytest.mark.slow)
+        # The C++ build runs in the setup of the first test that needs it (a few minutes of
+        # CPU when its sources changed, more on a loaded machine): that test's allowance.
+        if "cpp_bot" in fixtures and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(CPP_BUILD_TIMEOUT_S))
 
 
 def _waited_s() -> float:

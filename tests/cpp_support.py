@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 CPP_DIR = Path(__file__).resolve().parents[1] / "example_bots" / "cpp"
+KEPT_BUILDS = 4
 TOOLS = ("g++", "cmake", "pkg-config", "protoc", "grpc_cpp_plugin")
 
 
@@ -89,6 +90,15 @@ def build_cpp_bot() -> Path:
             build.rename(done_dir)
         finally:
             shutil.rmtree(build, ignore_errors=True)
+        # The newest few builds stay (other checkouts may be at other commits), no more.
+        kept = sorted(
+            (d for d in root.iterdir() if d.is_dir() and ".building-" not in d.name),
+            key=lambda d: d.stat().st_mtime,
+            reverse=True,
+        )
+        for old in kept[KEPT_BUILDS:]:
+            shutil.rmtree(old, ignore_errors=True)
+            (root / f"{old.name}.lock").unlink(missing_ok=True)
     return binary
 
 
