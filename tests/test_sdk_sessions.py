@@ -29,6 +29,7 @@ from arena_support import (  # tests/ (pytest pythonpath)
     start_bots,
     wait_until,
 )
+from process_support import start_process
 
 from tacocat_bot.client import reconnects_by_default
 
@@ -45,11 +46,8 @@ def _free_port() -> int:
 
 def _start_example(name: str, argv: list[str], env: dict[str, str], log: Path) -> BotProc:
     """Start an example bot in another language (its own process, output to ``log``)."""
-    with open(log, "w") as handle:
-        process = subprocess.Popen(
-            argv, env={**os.environ, **env}, stdout=handle, stderr=subprocess.STDOUT, text=True
-        )
-    return BotProc(name, process, log)
+    real = start_process(argv, name=log.stem, log_dir=log.parent, env={**os.environ, **env})
+    return BotProc(name, real)
 
 
 def _player_env(name: str, token: str, address: str) -> dict[str, str]:
