@@ -4,6 +4,7 @@ autograder folder (issue 37, point 7), run here on a fake ``/autograder`` tree."
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -105,6 +106,10 @@ def test_run_autograder_grades_the_submission_into_results_json(tmp_path: Path) 
                            "no forfeits"]  # fmt: skip
     assert tests["conformance"]["status"] == "passed", tests["conformance"]
     assert tests["beats greedy"]["visibility"] == "hidden"
+    # One wording for games and pairs: both counts, named (issue 37, point 6).
+    assert re.search(
+        r"over \d+ games \(\d+ complete duplicate pairs?\)", tests["beats random"]["output"]
+    )
     assert {t["visibility"] for n, t in tests.items() if n != "beats greedy"} == {"visible"}
     assert results["score"] == sum(test["score"] for test in results["tests"])
     assert any(row["name"] == "Points" for row in results["leaderboard"])

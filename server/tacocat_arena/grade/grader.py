@@ -372,7 +372,11 @@ def _judge(tier: Tier, monitor: MatchMonitor, results: list[GameResult], folder:
     if low is not None and high is not None:
         shown += f" (95% {low:.2f}-{high:.2f})"
     verdict = "passed" if passed else "failed"
-    output = f"{verdict}: {shown} over {monitor.games} games against {tier.opponent}; {how}"
+    # One wording for the two counts (issue 37: "23 games ... after 9 pairs"): the games,
+    # and of them the complete duplicate pairs that the score, its interval and the test use.
+    pairs = monitor.pentanomial.pairs
+    counted = f"{monitor.games} games ({pairs} complete duplicate pair{'s' if pairs != 1 else ''})"
+    output = f"{verdict}: {shown} over {counted} against {tier.opponent}; {how}"
     games = tuple((r.game_id, r.seed, r.score(r.seats.index(STUDENT))) for r in results)
     return ItemResult(
         tier.name,
