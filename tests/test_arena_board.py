@@ -45,6 +45,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 GREEDY = REPO / "example_bots" / "packages" / "python-greedy"
+RANDOM = REPO / "example_bots" / "packages" / "python-random"
 #: Live updates the scroll test sits through.
 UPDATES = 10
 
@@ -297,6 +298,38 @@ def test_public_names_one_row_per_entry_phone_columns_and_the_desk(
     page.wait_for_selector("#token-shown")
     assert page.locator("#new-name").input_value() == ""
     page.wait_for_selector("#players tr[data-player='carol']")
+    # A hosted version (ben revoked, it has no one left to play: its status holds still):
+    # reinstated if the ladder's health check suspended it, suspended with a reason (the
+    # desk asks for it), reinstated.
+    row = "#versions tr[data-version='alice@v1']"
+    if page.locator(f"{row} .badge.suspended").count():
+        page.locator("button[data-action='reinstate'][data-name='alice@v1']").click()
+        page.wait_for_selector(f"{row} .badge.active")
+    page.once("dialog", lambda dialog: (asked.append(dialog.message),
+                                        dialog.accept("plays too slowly")))  # fmt: skip
+    page.locator("button[data-action='suspend'][data-name='alice@v1']").click()
+    page.wait_for_selector(f"{row} .badge.suspended")
+    assert "Suspend alice@v1?" in asked[-1]
+    assert "alice@v1 is now suspended" in page.locator("#desk-message").inner_text()
     browser_page.screenshot(shots_dir(tmp_path) / "desk-375.png")
+    shown = {v["bot"]: v for v in arena.json("/api/submissions")}
+    assert "plays too slowly" in shown["alice@v1"]["reason"], shown
+    page.locator("button[data-action='reinstate'][data-name='alice@v1']").click()
+    page.wait_for_selector(f"{row} .badge.active")
+    # Games per bot.
+    assert int(page.locator("#bots tr[data-bot='alice@v1'] td.games").inner_text()) > 0
+    # The player rolls back from its page, with its own token.
+    assert "alice v2: probation" in _submit(RANDOM, arena, tokens["alice"], author)
+    page.goto(arena.web + "/players/alice")
+    page.locator("button[data-activate='2']").click()
+    assert "token" in page.locator("#upload-result").inner_text()  # asked for first
+    page.fill("#upload-token", tokens["alice"])
+    page.locator("button[data-activate='2']").click()
+    page.wait_for_selector("#v2 .badge.active", timeout=20_000)
+    assert page.locator("#v1 .badge").inner_text() == "retired"
+    page.fill("#upload-token", tokens["alice"])
+    page.locator("button[data-activate='1']").click()
+    page.wait_for_selector("#v1 .badge.active", timeout=20_000)
+    assert page.locator("#v2 .badge").inner_text() == "retired"
     console = [e for e in browser_page.problems() if "401" not in e]
     assert not console, console

@@ -4,6 +4,8 @@
   "use strict";
   var $ = function (id) { return document.getElementById(id); };
   var KEY = "tacocat-organizer-token";
+  // A hosted version's actions (web/organizer.py): POST /api/submissions/PLAYER/N/ACTION.
+  var VERSION_ACTIONS = ["suspend", "reinstate", "activate"];
   var timer = null;
 
   function say(text, failed) {
@@ -134,12 +136,24 @@
       say("Nothing revoked.", false);
       return;
     }
-    var path = action === "revoke"
-      ? "/api/players/" + encodeURIComponent(name) + "/revoke"
-      : "/api/" + action;
-    call("POST", path, {}).then(function (response) {
+    var body = {};
+    var path = "/api/" + action;
+    if (action === "revoke") {
+      path = "/api/players/" + encodeURIComponent(name) + "/revoke";
+    } else if (VERSION_ACTIONS.indexOf(action) >= 0) {
+      if (action === "suspend") {
+        var reason = window.prompt("Suspend " + name + "? It stops playing at once. Why " +
+          "(shown to its player)?", "");
+        if (reason === null) { say("Nothing suspended.", false); return; }
+        body = { reason: reason };
+      }
+      path = "/api/submissions/" + encodeURIComponent(button.getAttribute("data-player")) +
+        "/" + encodeURIComponent(button.getAttribute("data-version")) + "/" + action;
+    }
+    call("POST", path, body).then(function (response) {
       return response.json().then(function (answer) {
-        say(answer.error || "", Boolean(answer.error));
+        var done = answer.bot && answer.status ? answer.bot + " is now " + answer.status + "." : "";
+        say(answer.error || done, Boolean(answer.error));
         return refresh();
       });
     });
