@@ -14,10 +14,32 @@
 server.  See docs/sdk.md.
 """
 
-from tacocat_arena.engine import DecisionKind, SeatView
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tacocat_arena.engine.types import DecisionKind
+from tacocat_arena.engine.view import SeatView
 from tacocat_bot.bot import Bot
 from tacocat_bot.client import SessionError, SessionSummary, run
-from tacocat_bot.local import MatchScore, local_games, play_local
+
+if TYPE_CHECKING:
+    from tacocat_bot.local import MatchScore, local_games, play_local
+
+#: Loaded on first use: a bot that plays on a server never needs the local game loop, and
+#: every start of a hosted bot pays for what its SDK imports (issue 41).
+_LOCAL = frozenset({"MatchScore", "local_games", "play_local"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LOCAL:
+        from tacocat_bot import local
+
+        value = getattr(local, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Bot",

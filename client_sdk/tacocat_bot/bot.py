@@ -9,8 +9,9 @@ docs/sdk.md.  Answers are plain values: lists of card values, or one card value.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from tacocat_arena.engine import (
+from tacocat_arena.engine.types import (
     Action,
     Attack,
     Card,
@@ -18,8 +19,10 @@ from tacocat_arena.engine import (
     Defend,
     Duel,
     Replace,
-    SeatView,
 )
+
+if TYPE_CHECKING:
+    from tacocat_arena.engine.view import SeatView
 
 
 class Bot:

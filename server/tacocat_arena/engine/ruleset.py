@@ -8,13 +8,14 @@ breaks, so a broken config fails at load, never in the middle of a game.
 from __future__ import annotations
 
 import enum
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tacocat_arena.engine.types import SEAT_0, SEAT_1, Seat
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: RULES-SPEC C2 (DECIDED): value -> number of copies; 38 cards in all.
 DEFAULT_DECK: Mapping[int, int] = {
@@ -192,6 +193,8 @@ class Ruleset:
     @classmethod
     def from_toml(cls, path: str | Path) -> Ruleset:
         """Load a ruleset from a TOML file (top-level keys are the fields)."""
+        import tomllib  # here: a bot's start (every view carries a ruleset) needs no TOML
+
         try:
             with open(path, "rb") as handle:
                 data = tomllib.load(handle)

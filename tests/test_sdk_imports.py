@@ -1,0 +1,45 @@
+"""A bot's start imports only what it uses (issue 41): the SDK of a bot that plays on a
+server loads no record module, JSON or TOML reader, and no local game loop; every name the
+engine and the SDK export still resolves, lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import tacocat_arena.engine as engine
+import tacocat_bot
+
+#: What a bot connected to a referee never needs at start.
+NOT_AT_START = ("tacocat_arena.engine.record", "tacocat_bot.local", "tacocat_arena.play.local",
+                "tomllib", "json")  # fmt: skip
+
+
+def test_every_engine_name_resolves_to_its_submodule() -> None:
+    for name in engine.__all__:
+        value = getattr(engine, name)
+        assert value is not None, name
+    assert set(engine.__all__) <= set(dir(engine))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        engine.no_such_name  # noqa: B018
+
+
+def test_sdk_public_names_resolve() -> None:
+    for name in tacocat_bot.__all__:
+        assert getattr(tacocat_bot, name) is not None, name
+    from tacocat_bot.local import play_local
+
+    assert tacocat_bot.play_local is play_local
+    with pytest.raises(AttributeError, match="nothing_here"):
+        tacocat_bot.nothing_here  # noqa: B018
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["example_bots.random_bot", "example_bots.greedy_bot"])
+def test_a_bot_start_imports_no_engine_records(module: str) -> None:
+    code = f"import sys, {module}; print(' '.join(m for m in {NOT_AT_START!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)  # fmt: skip
+    assert out.stdout.strip() == "", f"{module} imported at start: {out.stdout.strip()}"
