@@ -211,7 +211,8 @@ def bracket_lines(state: KnockoutState) -> Sequence[str]:
             else:
                 score = f"{m.points[0]:g}-{m.points[1]:g}"
                 how = m.decided.value if m.decided else ""
-                lines.append(f"  {m.high} - {m.low} {score} ({m.pairs} pairs): {m.winner} ({how})")
+                pairs = f"{m.pairs} pair{'s' * (m.pairs != 1)}"
+                lines.append(f"  {m.high} - {m.low} {score} ({pairs}): {m.winner} ({how})")
     if state.champion:
         lines.append(f"Champion: {state.champion}")
     return lines

@@ -49,8 +49,8 @@ def next_stage(
         return None
     name, current = bracket.named_rounds()[-1]
     playing = [match for match in current if match.winner is None]
-    lines = [f"{name}: {len(playing)} matches in play"]
-    lines += [f"  {m.high} - {m.low} ({len(m.games) // 2} pairs)" for m in playing]
+    lines = [f"{name}: {len(playing)} match{'es' * (len(playing) != 1)} in play"]
+    lines += [f"  {m.high} - {m.low} (pair {len(m.games) // 2})" for m in playing]
     return Stage(lines, [game for match in current for game in match.games])
 
 
