@@ -61,6 +61,7 @@ LEFT_BEHIND_GRACE_S = float(os.environ.get("TACOCAT_LEFT_BEHIND_GRACE_S", "5.0")
 _spawned = pytest.StashKey[list[str]]()
 _durations = pytest.StashKey[dict[str, float]]()
 _waited_at_start = pytest.StashKey[float]()
+_outcomes = pytest.StashKey[dict[str, str]]()
 _current: list[pytest.Item] = []
 
 
@@ -226,9 +227,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     durations = item.stash.setdefault(_durations, {})
     durations[call.when] = call.duration
-    if DURATIONS_LOG and call.when == "teardown":
-        with open(DURATIONS_LOG, "a") as log:  # one line per test, as they end (for -n runs)
-            log.write(f"{sum(durations.values()):8.2f} {report.outcome} {item.nodeid}\n")
+    if DURATIONS_LOG:
+        outcomes = item.stash.setdefault(_outcomes, {})
+        outcomes[call.when] = report.outcome
+        if call.when == "teardown":  # one line per test as it ends (to watch a -n run)
+            failed = [f"{when} failed" for when, o in outcomes.items() if o == "failed"]
+            shown = failed[0] if failed else outcomes.get("call", outcomes["setup"])
+            with open(DURATIONS_LOG, "a") as log:
+                log.write(f"{sum(durations.values()):8.2f} {shown} {item.nodeid}\n")
     if report.failed and process_support.started_in_test:
         for process in process_support.started_in_test:
             status = process.poll()
