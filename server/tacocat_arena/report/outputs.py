@@ -45,9 +45,9 @@ OUTPUT_FILES = (
     "crosstable.csv",
     "games.jsonl",
     "results.json",
+    "commitment.json",
     "report.md",
     "report.html",
-    "commitment.json",
 )
 
 
