@@ -121,6 +121,17 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=180)  # fmt: skip
 
 
+def _playing(arena: ArenaProcess, bot: str) -> int:
+    """Games of ``bot`` in flight, from the desk (which lists revoked and suspended versions
+    too): a hosted batch counts until its games are committed."""
+    organizer = (arena.folder / "organizer.token").read_text().strip()
+    request = urllib.request.Request(
+        arena.web + "/api/admin", headers={"Authorization": f"Bearer {organizer}"}
+    )
+    desk = json.loads(urllib.request.urlopen(request, timeout=30).read())
+    return sum(row["playing"] for row in desk["bots"] if row["bot"] == bot)
+
+
 def _statuses(arena: ArenaProcess) -> dict[str, str]:
     return {v["bot"]: v["status"] for v in arena.json("/api/submissions")}
 
@@ -172,7 +183,9 @@ def test_suspend_reinstate_roll_back_and_revoke_a_hosted_player(tmp_path: Path) 
         assert {b["bot"] for b in desk["bots"]} >= {"bob@v1", "cat@v1"}
         assert all(isinstance(b["games"], int) for b in desk["bots"])
         # A batch already on the worker may finish (docs/arena-server.md); none starts after.
-        time.sleep(3)
+        # Its end is the event waited on (its games are committed before it stops counting as
+        # in flight), not a few seconds, which a loaded machine overran.
+        wait_until(lambda: _playing(arena, "bob@v1") == 0, 120, "bob@v1's batch in flight")
         before = arena.json("/api/submissions/bob/1")["games"]
         wait_until(lambda: arena.json("/api/submissions/cat/1")["games"] >= 8, 120, "cat's games")
         time.sleep(2)
@@ -260,6 +273,9 @@ def test_a_suspended_versions_game_against_a_connected_bot_ends_at_once(
         wait_until(lambda: arena.status(path) == 200, 20, "the game's record")
         game = arena.json(path)
         assert game["reason"] in ("disconnect", "crash") and game["winner"] == "zed", game
+        # Its other games in flight (the pair's twin) end and are committed first: the event
+        # waited on; then none starts in the next few seconds.
+        wait_until(lambda: _playing(arena, "alice@v1") == 0, 120, "alice@v1's games in flight")
         before = arena.json("/api/submissions/alice/1")["games"]
         time.sleep(3)
         assert arena.json("/api/submissions/alice/1")["games"] == before
