@@ -62,3 +62,17 @@ def test_the_summary_says_where_the_results_are(tmp_path: Path) -> None:
         "rank": 1, "bot": "a", "games": 4, "score": 4, "elo": 100
     }  # fmt: skip
     assert body["results"] == str(tmp_path.resolve() / "results.json")
+
+
+def test_grade_refuses_a_bad_notify_url_and_summarises_grades(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tacocat_arena.cli.main import main
+    from tacocat_arena.tournament.notify import grades_summary
+
+    refused = CliRunner().invoke(main, ["grade", "--batch", str(tmp_path), "--notify", "file:///x"])
+    assert refused.exit_code != 0 and "must be an http:// or https:// URL" in refused.output
+    grades = [{"student": "ada", "points": 60.0, "max_points": 70.0, "rubric": "course", "x": 1}]
+    body = grades_summary(grades, tmp_path / "grades.csv", tmp_path / "class.html")
+    assert body["students"] == [{"student": "ada", "points": 60.0, "max_points": 70.0}]
+    assert body["event"] == "grade: course" and body["results"].endswith("grades.csv")

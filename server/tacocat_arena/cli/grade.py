@@ -50,6 +50,12 @@ import click
     show_default=True,
     help="With --batch: students graded at once.",
 )
+@click.option(
+    "--notify",
+    metavar="URL",
+    help="POST a JSON summary (each student's points, where the grades are) to this http(s) "
+    "URL when the grading is done; retried, never fails the grading.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 def grade(
     target: str | None,
@@ -60,6 +66,7 @@ def grade(
     student: str | None,
     batch: Path | None,
     workers: int,
+    notify: str | None,
     quiet: bool,
 ) -> None:
     """Grade a bot (a package folder or archive with bot.toml, or a command) by a rubric:
@@ -77,6 +84,8 @@ def grade(
     from tacocat_arena.grade.outputs import GRADE_JSON, REPORT_HTML, RESULTS_JSON, grade_table
     from tacocat_arena.grade.rubric import RubricError, load_rubric
     from tacocat_arena.referee.stopping import Stopped, run_until_signalled
+    from tacocat_arena.tournament.config import ConfigError
+    from tacocat_arena.tournament.notify import check_url, grades_summary, post
 
     console = output_console()
 
@@ -85,6 +94,8 @@ def grade(
             console.print(text, highlight=False, markup=False)
 
     try:
+        if notify is not None:
+            check_url(notify)
         secret = read_secret(secret_file) if secret_file is not None else new_secret()
         if batch is not None:
             if target is not None:
@@ -107,6 +118,10 @@ def grade(
                 f"grading secret (keep it private; reuse it for late submissions with "
                 f"--secret-file): {out / SECRET_FILE}"
             )
+            if notify is not None:
+                body = grades_summary(grades, out / GRADES_CSV, out / CLASS_HTML)
+                if post(notify, body, say=console.print):
+                    console.print(f"Notified {notify}")
             return
         if target is None:
             raise click.UsageError("give the bot to grade (PACKAGE|COMMAND) or --batch FOLDER")
@@ -125,7 +140,7 @@ def grade(
             gradescope=output_format == "gradescope",
             notice=notice,
         )
-    except (GradeError, RubricError) as error:
+    except (GradeError, RubricError, ConfigError) as error:
         raise click.ClickException(str(error)) from None
     except Stopped as stop:
         # The bots and the referee are stopped; a grade is all or nothing, so none is written.
@@ -141,6 +156,10 @@ def grade(
         f"graded in {data['seconds']:.0f} s; {', '.join(str(out / f) for f in written)}; "
         f"the grading secret: {out / SECRET_FILE} (reuse it with --secret-file)"
     )
+    if notify is not None:
+        body = grades_summary([data], out / GRADE_JSON, out / REPORT_HTML)
+        if post(notify, body, say=console.print):
+            console.print(f"Notified {notify}")
 
 
 def _student_name(target: str) -> str:

@@ -99,3 +99,20 @@ def post(
             pause *= 2
     say(f"--notify {url}: gave up; the results are written all the same")
     return False
+
+
+def grades_summary(
+    grades: Sequence[Mapping[str, Any]], results: Path, report: Path
+) -> dict[str, Any]:
+    """The JSON ``grade --notify`` sends: each student's points, and where the grades are."""
+    rubrics = sorted({str(grade.get("rubric")) for grade in grades})
+    return {
+        "event": f"grade: {', '.join(rubrics)}",
+        "format": "grade",
+        "complete": True,
+        "students": [
+            {key: grade.get(key) for key in ("student", "points", "max_points")} for grade in grades
+        ],
+        "results": str(results.resolve()),
+        "report": str(report.resolve()),
+    }
