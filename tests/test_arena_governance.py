@@ -182,7 +182,8 @@ def test_a_slow_connected_bot_does_not_starve_the_pairs_it_is_not_in() -> None:
         expected = {k: meetings.get(k, 0) + reserved.get(k, 0) for k in {*meetings, *reserved}}
         batch_slots = 1 - sum(1 for r in running if "slow" not in r[1:3])
         connected = {"slow": 2 - slow_in_flight} if slow_in_flight < 2 else {}
-        batches, mixed = hosted_pairs(versions, connected, expected, {}, batch_slots, 8, rng)
+        busy = {name for r in running if "slow" in r[1:3] for name in r[1:3]}  # one at a time
+        batches, mixed = hosted_pairs(versions, connected, expected, {}, batch_slots, 8, rng, busy)
         for a, b in batches:
             running.append((tick + 1, a, b, 4))
             reserved[pair_key(a, b)] = reserved.get(pair_key(a, b), 0) + 4

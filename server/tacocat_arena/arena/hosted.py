@@ -7,7 +7,8 @@ builds it (``launch.build``, sandboxed, network off, time-limited) and puts it t
 ``probation_games`` (``arena/moderation.py`` has the rules, and those of suspensions,
 roll-backs and revoked players).  The hosted ladder then pairs playing versions with each
 other and with connected bots (``matchmaking.hosted_pairs``): least met first, games in
-flight counted, a version taking any free slot (batch or game) whatever else it plays, each
+flight counted, a version taking any free batch slot whatever else it plays but one game
+against connected bots at a time (the arena's referee knows its process by its name), each
 connected bot within its own limit; two identities of one player never meet.  Two versions play
 their pairing's duplicate deals as a **batch** (``tournament.executors.play_batch``: a
 referee of its own, both versions sandboxed, twin instances for the two games of a deal) in a
@@ -135,6 +136,11 @@ class BatchRunner(Protocol):
         ...
 
 
+class InstanceInUse(RuntimeError):
+    """The arena was about to start a second hosted process under a name one of its live
+    processes has (``Hosting._start_process``): its mistake, never the version's fault."""
+
+
 class LostWorker(RuntimeError):
     """The worker playing a batch died (a SIGKILL, the OOM killer): the batch may be sent
     again, nothing of it was committed."""
@@ -234,6 +240,9 @@ class Hosting:
         #: Token hashes of the hosted processes the arena runs itself (games against
         #: connected bots: ``_play_mixed``), by identity; the arena's referee accepts them.
         self._process_hashes: dict[str, str] = {}
+        #: The versions playing a pairing against a connected bot now: one at a time each
+        #: (``matchmaking.hosted_pairs``: the arena's referee knows a process by its name).
+        self._mixed: set[str] = set()
         #: Where sandboxed hosted processes reach the arena's referee (``serve`` listens
         #: there), and where unsandboxed ones do (set once the referee listens).
         #: Named for this process (``launch.scratch``): an arena killed with -9 leaves it, the
@@ -479,6 +488,7 @@ class Hosting:
             batch_slots,
             mixed_slots,
             arena.rng,
+            self._mixed,
         )
         for a, b in batches:
             pairs = self.settings.pairs_per_batch
@@ -496,6 +506,7 @@ class Hosting:
             first = arena.take_pairs(arena.deals_of(mine, theirs))
             booking = arena.book(mine, theirs, 2)
             arena.local_pairs += 1
+            self._mixed.add(mine)
             for name in (mine, theirs):
                 arena.in_flight[name] += 1
             self._spawn(self._play_mixed(mine, theirs, first, booking))
@@ -575,6 +586,9 @@ class Hosting:
                 instance = mine if half == 0 else mine + TWIN_SUFFIX
                 try:
                     process = await self._start_process(instance, self._active[mine])
+                except InstanceInUse as error:  # the arena's mistake: no strike for the version
+                    log.error("hosted %s not started: %s", instance, error)
+                    break
                 except (BotStartError, PackageError, SandboxError) as error:
                     log.warning("hosted %s could not start: %s", instance, error)
                     self._strike(mine, str(error))
@@ -602,11 +616,20 @@ class Hosting:
         finally:
             booking.close()
             arena.local_pairs -= 1
+            self._mixed.discard(mine)
             for name in (mine, theirs):
                 arena.in_flight[name] -= 1
             arena.wake()
 
     async def _start_process(self, instance: str, version: Version) -> BotProcess:
+        """Start hosted process ``instance`` of ``version`` and wait for its session.
+
+        One process per instance name at a time: a second one would authenticate as the
+        same bot and its connection would replace the first's session mid-game (a
+        disconnect forfeited by a version that did nothing wrong), so ``InstanceInUse``
+        (the arena's own error, never a strike) instead."""
+        if instance in self._process_hashes:
+            raise InstanceInUse(f"a process named {instance!r} already plays on this arena")
         package = self.submissions.package(version)
         token = new_token()
         self._process_hashes[instance] = hash_token(token)

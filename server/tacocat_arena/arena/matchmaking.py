@@ -90,6 +90,7 @@ def hosted_pairs(
     batch_slots: int,
     mixed_slots: int,
     rng: random.Random,
+    playing_mixed: Collection[str] = (),
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The hosted ladder's next pairs: ``(batches, mixed)``.
 
@@ -100,11 +101,20 @@ def hosted_pairs(
     version's capacity is the free slots themselves, **not** one game at a time: every batch
     or mixed game starts processes of its own, so a version already playing takes a free
     slot when it has met the other least (capacity per slot, not per version).
+
+    Except on the arena's own referee: there a version plays **one mixed pairing at a
+    time** (capacity 1, and 0 while it is in ``playing_mixed``).  That referee knows a
+    process by its instance name (``alice@v1``, its twin ``alice@v1~B``), so a second
+    pairing at once would start a second ``alice@v1`` whose connection replaces the first's
+    session mid-game (a disconnect the version did not cause).  Batches are not limited:
+    each has a referee of its own.
     """
     batches = choose_pairs(
         dict.fromkeys(hosted, max(0, batch_slots)), meetings, ratings, batch_slots, rng
     )
-    capacity = {**connected, **dict.fromkeys(hosted, max(0, mixed_slots))}
+    busy = set(playing_mixed)
+    free = 1 if mixed_slots > 0 else 0
+    capacity = {**connected, **{name: 0 if name in busy else free for name in hosted}}
     hosted_set = set(hosted)
 
     def not_two_hosted(a: str, b: str) -> bool:
