@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from node_support import node_dependencies
 
 from tacocat_arena.cli import main
 
@@ -169,9 +170,19 @@ def _clone(into: Path) -> None:
         if source.is_file() and not source.is_symlink():
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, into / name)
-    modules = REPO_ROOT / "example_bots" / "node" / "node_modules"
-    if modules.is_dir():
+    modules = _node_modules()
+    if modules is not None:
         shutil.copytree(modules, into / "example_bots" / "node" / "node_modules", symlinks=True)
+
+
+def _node_modules() -> Path | None:
+    """The Node example's installed node_modules, installed first (under node_support's
+    lock) when node and npm are here; None without them. Copying the checkout's folder as
+    it stood raced `npm ci` in another test worker (a half-installed folder was copied)."""
+    try:
+        return node_dependencies() / "node_modules"
+    except pytest.skip.Exception:
+        return None
 
 
 def test_the_sequence_finds_the_commands_a_reader_runs() -> None:
