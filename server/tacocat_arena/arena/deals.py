@@ -7,17 +7,56 @@ deal is dealt with a secret derived from it for that deal alone (``pair_secret``
 publishing one pair's secret once the pair is over lets anyone re-derive that pair's seed and
 predicts no other.  An event's games share one derived secret (``event_secret``: a round
 robin is planned as ``run`` plans it), published once the event is over.
+
+A pairing's two games (seats swapped) are one deal played twice or two deals of their own
+(``Deals``, ``pairing_deals``): a connected bot is one process that remembers the cards of
+its first game, which on one duplicate deal are its opponent's in the second (issue 34), so
+the ladder and events deal pairings of connected bots independently unless told otherwise.
 """
 
 from __future__ import annotations
 
 import hashlib
+from enum import StrEnum
 
 from tacocat_arena.arena.matchmaking import pair_key
 from tacocat_arena.tournament.schedule import deal_seed
 
 #: The ``meta`` key of the arena's secret (``storage.stored_secret``).
 SECRET_KEY = "deal_secret"
+
+
+class Deals(StrEnum):
+    """How a pairing's two games are dealt (``record["ladder"|"event"]["deals"]``)."""
+
+    #: One deal, seats swapped: a luck-free comparison, but the second game's hands are the
+    #: first's, which a bot that plays both (one connected process) remembers.
+    DUPLICATE = "duplicate"
+    #: Two deals, each game its own deal number: nothing to remember from one to the next.
+    INDEPENDENT = "independent"
+
+    @property
+    def per_pairing(self) -> int:
+        """How many deal numbers a pairing's two games take."""
+        return 2 if self is Deals.INDEPENDENT else 1
+
+
+def pairing_deals(first: int, deals: Deals) -> tuple[int, int]:
+    """The deal numbers of a pairing's two games (the second with the seats swapped), from
+    deal number ``first``: ``first`` twice, or ``first`` and ``first + 1``.  The ladder's
+    pairs and an event's deals are both numbered so."""
+    return (first, first + deals.per_pairing - 1)
+
+
+def event_deals_key(event: str) -> str:
+    """The ``meta`` key of how event ``event`` deals (a ``Deals``), stored at its start so a
+    restarted server deals the same plan; absent for an event from before: duplicate."""
+    return f"event:{event}:deals"
+
+
+def event_deals(stored: str | None) -> Deals:
+    """The ``Deals`` an event's stored ``event_deals_key`` value names."""
+    return Deals.DUPLICATE if stored is None else Deals(stored)
 
 
 def derived_secret(secret: str, *labels: object) -> str:

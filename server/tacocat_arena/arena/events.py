@@ -8,6 +8,12 @@ played, and once only games of absent bots are left and ``absent_s`` has passed,
 recorded as forfeits by the absent seat (not played).  Deals and seeds are the tournament's
 (``schedule.round_robin``, with the event's secret: ``deals.event_secret``), so duplicate pairs
 are adjacent and the event replays exactly; the secret is published when the event is over.
+
+Every entrant is a connected bot, one process that would remember a duplicate deal's first
+game in its second, so an event follows the arena's ``LadderSettings.independent_deals``
+(stored at its start, ``deals.event_deals_key``): each game of a pairing is then a deal of its
+own, deal numbers ``deals.pairing_deals(2 * d)`` for the round robin's deal ``d``, with the
+same seed function and secret.
 """
 
 from __future__ import annotations
@@ -18,12 +24,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tacocat_arena.arena.deals import Deals, event_deals, event_deals_key, pairing_deals
 from tacocat_arena.arena.ladder import Arena, event_over_key
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.referee import GameReport
 from tacocat_arena.stats.tables import compute_standings
 from tacocat_arena.tournament.commitments import secret_commitment
-from tacocat_arena.tournament.schedule import PlannedGame, round_robin
+from tacocat_arena.tournament.schedule import PlannedGame, deal_seed, round_robin
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,10 @@ class EventSettings:
 
     def __post_init__(self) -> None:
         if self.games_per_pairing < 2 or self.games_per_pairing % 2:
-            raise ValueError("--games must be even and at least 2 (each deal is played twice)")
+            raise ValueError(
+                "--games must be even and at least 2 (a pairing's games come two by two, "
+                "seats swapped)"
+            )
 
 
 async def run_event(
@@ -54,16 +64,21 @@ async def run_event(
         await _sleep_or_stop(stop, settings.start_after_s)
         while len(entrants := _present(arena, [])) < 2 and not stop.is_set():
             await arena.changes.wait(1.0)
+        independent = arena.settings.independent_deals
+        deals = Deals.INDEPENDENT if independent else Deals.DUPLICATE
+        store.set_meta(event_deals_key(settings.name), deals.value)
         store.set_meta(key, json.dumps(entrants))
     else:
         entrants = json.loads(stored)
-    plan = _plan(entrants, settings, arena.seed, arena.event_secret(settings.name))
+        deals = event_deals(store.meta(event_deals_key(settings.name)))
+    secret = arena.event_secret(settings.name)
+    plan = _plan(entrants, settings, arena.seed, secret, deals)
     # Published at the start (and kept): the commitment to the secret published at the end.
     committed = secret_commitment(arena.event_secret(settings.name))
     store.set_meta(event_commitment_key(settings.name), committed)
     say(
         f"event {settings.name!r}: {len(entrants)} entrants ({', '.join(entrants)}), "
-        f"{len(plan)} games; its deal secret committed as {committed}"
+        f"{len(plan)} games on {deals.value} deals; its deal secret committed as {committed}"
     )
     done = {g.result.game_id for g in store.games(event=settings.name)}
     running: set[str] = set()
@@ -73,7 +88,7 @@ async def run_event(
             for newcomer in _present(arena, entrants):
                 entrants.append(newcomer)
                 store.set_meta(key, json.dumps(entrants))
-                plan = _plan(entrants, settings, arena.seed, arena.event_secret(settings.name))
+                plan = _plan(entrants, settings, arena.seed, secret, deals)
                 say(f"event {settings.name!r}: {newcomer} joins; now {len(plan)} games")
         todo = [g for g in plan if g.game_id not in done and g.game_id not in running]
         if not todo and not running:
@@ -90,7 +105,9 @@ async def run_event(
                 running.add(planned.game_id)
                 for name in planned.seats:
                     arena.in_flight[name] += 1
-                arena.spawn(_play(arena, planned, plan.index(planned), settings, done, running))
+                arena.spawn(
+                    _play(arena, planned, plan.index(planned), settings, deals, done, running)
+                )
                 started = True
         if started or running or not todo:
             waiting_since = None
@@ -100,7 +117,7 @@ async def run_event(
             waiting = {g.game_id for g in todo}
             for index, planned in enumerate(plan):
                 if planned.game_id in waiting:
-                    await arena.commit(_unplayed(arena, planned), settings.name, index)
+                    await arena.commit(_unplayed(arena, planned), settings.name, index, deals=deals)
                     done.add(planned.game_id)
             say(f"event {settings.name!r}: {len(todo)} games of absent bots recorded as forfeits")
         await arena.changes.wait(1.0)
@@ -118,16 +135,22 @@ async def run_event(
 
 
 def _plan(
-    entrants: list[str], settings: EventSettings, seed: int, secret: str
+    entrants: list[str], settings: EventSettings, seed: int, secret: str, deals: Deals
 ) -> list[PlannedGame]:
-    """The entrants' round robin, then each late joiner's games against those before it."""
+    """The entrants' round robin, then each late joiner's games against those before it;
+    on independent deals each game has a deal number of its own (the module docstring)."""
     plan = []
     for index, name in enumerate(entrants):
         for other in entrants[:index]:
             for game in round_robin([other, name], settings.games_per_pairing, seed, secret=secret):
-                plan.append(
-                    PlannedGame(f"{settings.name}:{game.game_id}", game.seats, game.seed, game.deal)
-                )
+                if deals is Deals.DUPLICATE:
+                    number, dealt = game.deal, game.seed
+                else:
+                    number = pairing_deals(game.deal * deals.per_pairing, deals)[game.twin]
+                    dealt = deal_seed(seed, (other, name), number, secret=secret)
+                a, b = game.seats
+                game_id = f"{settings.name}:{a}-{b}-d{number}"
+                plan.append(PlannedGame(game_id, game.seats, dealt, number))
     return plan
 
 
@@ -140,16 +163,18 @@ async def _play(
     planned: PlannedGame,
     index: int,
     settings: EventSettings,
+    deals: Deals,
     done: set[str],
     running: set[str],
 ) -> None:
     try:
-        info = f"{settings.name}, deal {planned.deal}"
+        word = "independent deal" if deals is Deals.INDEPENDENT else "deal"
+        info = f"{settings.name}, {word} {planned.deal}"
         report = await arena.play_game(
             planned.game_id, planned.seats, planned.seed, info, settings.name
         )
         if report is not None:
-            await arena.commit(report, settings.name, index)
+            await arena.commit(report, settings.name, index, deals=deals)
             done.add(planned.game_id)
     finally:
         running.discard(planned.game_id)

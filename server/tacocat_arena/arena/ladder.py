@@ -42,7 +42,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed, pair_secret
+from tacocat_arena.arena.deals import (
+    SECRET_KEY,
+    Deals,
+    event_deals,
+    event_deals_key,
+    event_secret,
+    ladder_seed,
+    pair_secret,
+    pairing_deals,
+)
 from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
 from tacocat_arena.arena.players import token_matches
 from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame, read_results
@@ -510,15 +519,12 @@ class Arena:
     def deal_plan(self, a: str, b: str, first: int) -> list[tuple[str, tuple[str, str], int, str]]:
         """The two games of pairing ``(a, b)`` from pair number ``first``: ``(game id, seats,
         pair, match info)`` each; ``deals_of`` says whether they share one deal."""
-        if self.deals_of(a, b) == 2:
-            return [
-                (f"L{first:06d}a", (a, b), first, f"ladder pair {first}, independent deal 1 of 2"),
-                (f"L{first + 1:06d}b", (b, a), first + 1,
-                 f"ladder pair {first + 1}, independent deal 2 of 2"),
-            ]  # fmt: skip
+        deals = Deals.INDEPENDENT if self.deals_of(a, b) == 2 else Deals.DUPLICATE
+        word = "independent deal" if deals is Deals.INDEPENDENT else "deal"
+        one, two = pairing_deals(first, deals)
         return [
-            (f"L{first:06d}a", (a, b), first, f"ladder pair {first}, deal 1 of 2"),
-            (f"L{first:06d}b", (b, a), first, f"ladder pair {first}, deal 2 of 2"),
+            (f"L{one:06d}a", (a, b), one, f"ladder pair {one}, {word} 1 of 2"),
+            (f"L{two:06d}b", (b, a), two, f"ladder pair {two}, {word} 2 of 2"),
         ]
 
     def _start_pairs(self) -> None:
@@ -607,12 +613,18 @@ class Arena:
         # It stays live until ``commit`` has stored it: its page never shows "no such game".
 
     async def commit(
-        self, report: GameReport, event: str, pair: int, booking: Booking | None = None
+        self,
+        report: GameReport,
+        event: str,
+        pair: int,
+        booking: Booking | None = None,
+        *,
+        deals: Deals | None = None,
     ) -> StoredGame:
         """Store a finished game (durable first), count it for the matchmaker, and publish
         it with its twin, or hold it until the twin ends."""
         return await self.commit_result(
-            game_result(report), report.detail, report.record, event, pair, booking
+            game_result(report), report.detail, report.record, event, pair, booking, deals=deals
         )
 
     async def commit_result(
@@ -623,15 +635,20 @@ class Arena:
         event: str,
         pair: int,
         booking: Booking | None = None,
+        *,
+        deals: Deals | None = None,
     ) -> StoredGame:
         """``commit`` for a game given as its result (a hosted batch's games come back from
-        their worker so).  A ladder game's record says how it was dealt (``ladder``)."""
-        lone = event == LADDER and self.deals_of(*result.seats) == 2
+        their worker so).  Its record says how it was dealt: ``ladder`` (its pair) or, for an
+        event's game, ``event`` (its name and plan index) with the event's ``deals``."""
         if event == LADDER:
-            record = {
-                **record,
-                "ladder": {"pair": pair, "deals": "independent" if lone else "duplicate"},
-            }
+            independent = self.deals_of(*result.seats) == 2
+            deals = Deals.INDEPENDENT if independent else Deals.DUPLICATE
+            record = {**record, "ladder": {"pair": pair, "deals": deals.value}}
+        else:
+            deals = deals or event_deals(self.store.meta(event_deals_key(event)))
+            record = {**record, "event": {"name": event, "game": pair, "deals": deals.value}}
+        lone = deals is Deals.INDEPENDENT
         stored = await self.store.commit_game(result, detail, record, event=event, pair=pair)
         self.live.pop(result.game_id, None)
         self.meetings[pair_key(*result.seats)] += 1
@@ -677,6 +694,8 @@ class Arena:
                 stored.event != LADDER
                 and pairs[key] == 1
                 and self.store.meta(event_over_key(stored.event)) is None
+                and event_deals(self.store.meta(event_deals_key(stored.event)))
+                is Deals.DUPLICATE  # an independent deal has no twin to wait for
             ):
                 self.held[key] = [stored]
                 self.held_ids.add(stored.result.game_id)

@@ -9,7 +9,8 @@ derives every deal, so the arena's own plan is checked too (A1):
   pair seat the same two bots swapped, and its seed is ``deals.ladder_seed`` of the arena's
   seed, the secret, the pair and the two bots;
 * a round-robin event's game is ``EVENT:A-B-dN``, dealt ``schedule.deal_seed`` of the arena's
-  seed, the two bots, deal N and the event's derived secret, both games of a deal alike;
+  seed, the two bots, deal N and the event's derived secret, both games of a deal alike; on
+  an event's independent deals (``deals.event_deals_key``) no two games share a deal;
 * a seat is a bot's name, never the ``NAME~B`` twin that played it (issue 38: hosted games
   named the twin), and a hosted version (``alice@v2``) is one the store holds, that was
   admitted to play (not one still being checked, nor one its gate rejected);
@@ -23,7 +24,14 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
-from tacocat_arena.arena.deals import SECRET_KEY, event_secret, ladder_seed
+from tacocat_arena.arena.deals import (
+    SECRET_KEY,
+    Deals,
+    event_deals,
+    event_deals_key,
+    event_secret,
+    ladder_seed,
+)
 from tacocat_arena.arena.events import event_commitment_key
 from tacocat_arena.arena.store import DB_NAME, LADDER
 from tacocat_arena.arena.submissions import Status, parse_identity
@@ -87,7 +95,9 @@ def check_deals(store: Path) -> list[Problem]:
         found += _seats(row, versions)
     ladder = [row for row in rows if row[1] == LADDER]
     found += _ladder(ladder, arena_seed, secret)
-    found += _events([row for row in rows if row[1] != LADDER], arena_seed, secret)
+    events = {row[1] for row in rows if row[1] != LADDER}
+    deals = {event: event_deals(meta.get(event_deals_key(event))) for event in events}
+    found += _events([row for row in rows if row[1] != LADDER], arena_seed, secret, deals)
     for event in sorted({row[1] for row in rows if row[1] != LADDER}):
         committed = meta.get(event_commitment_key(event))
         if committed is not None and committed != secret_commitment(event_secret(secret, event)):
@@ -165,9 +175,11 @@ def _ladder(rows: list[_Row], arena_seed: int, secret: str) -> list[Problem]:
     return found
 
 
-def _events(rows: list[_Row], arena_seed: int, secret: str) -> list[Problem]:
+def _events(
+    rows: list[_Row], arena_seed: int, secret: str, deals: dict[str, Deals]
+) -> list[Problem]:
     found = []
-    deals: dict[tuple[str, frozenset[str], int], list[_Row]] = defaultdict(list)
+    dealt: dict[tuple[str, frozenset[str], int], list[_Row]] = defaultdict(list)
     for row in rows:
         game_id, event, _, seats, seed = row
         prefix, _, deal_text = game_id.rpartition("-d")
@@ -175,7 +187,7 @@ def _events(rows: list[_Row], arena_seed: int, secret: str) -> list[Problem]:
             found.append(Problem(game_id, None, "A1", f"is no game id of event {event!r}"))
             continue
         deal = int(deal_text)
-        deals[(event, frozenset(seats), deal)].append(row)
+        dealt[(event, frozenset(seats), deal)].append(row)
         key = event_secret(secret, event)
         # The pairing is (earlier entrant, later one): either order of the seats.
         if seed not in {
@@ -190,8 +202,18 @@ def _events(rows: list[_Row], arena_seed: int, secret: str) -> list[Problem]:
                     f"event {event!r} (from the arena's seed and the event's secret)",
                 )
             )
-    for (event, _, deal), both in deals.items():
-        if len(both) == 2 and (both[0][4] != both[1][4] or both[0][3] != both[1][3][::-1]):
+    for (event, _, deal), both in dealt.items():
+        if len(both) > 1 and deals[event] is Deals.INDEPENDENT:
+            found.append(
+                Problem(
+                    both[1][0],
+                    None,
+                    "A1",
+                    f"shares deal {deal} with {both[0][0]} in event {event!r}, which deals "
+                    "every game independently",
+                )
+            )
+        elif len(both) == 2 and (both[0][4] != both[1][4] or both[0][3] != both[1][3][::-1]):
             found.append(
                 Problem(
                     both[1][0],
