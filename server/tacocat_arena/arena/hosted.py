@@ -109,8 +109,12 @@ class HostedSettings:
     quota: UploadQuota = UploadQuota()
     #: Gates at once (``arena.gates``).
     gates: GateSettings = GateSettings()
-    #: Duplicate deals per batch (each costs starting the pairing's four processes once).
-    pairs_per_batch: int = 2
+    #: Duplicate deals per batch.  A batch starts the pairing's four processes once (each
+    #: version's A instance plays every deal's first game, then its twin B the second ones:
+    #: ``runner.twin_phases``), so a batch of 8 deals is 16 games for 4 starts, 0.25 a game;
+    #: 2 deals (1 start a game) spent most of a hosted game's time starting processes
+    #: (issue 41).  Fairness is per batch: a batch is one meeting slot, least met first.
+    pairs_per_batch: int = 8
     #: A version is suspended after this many of its games in a row end by its own fault.
     health_streak: int = 5
     #: Times a batch is sent again after its worker was lost.

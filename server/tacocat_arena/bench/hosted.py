@@ -8,7 +8,8 @@ are active (gated against a 5 s move timeout, which a busy machine's check survi
 have played, then for ``seconds`` asks for ``/`` and ``/api/leaderboard`` in
 turn at a steady rate over one keep-alive connection, timing each, and counts the games
 committed.  A hosted game's cost includes starting its batch's sandboxed processes (four per
-batch of two deals: each version and its twin), which is most of it for these fast bots.
+batch: each version and its twin), which was most of it for these fast bots at two deals a
+batch; ``--pairs-per-batch 2 --pairs-per-batch 8`` compares batch sizes in one run.
 
 ``bench arena --spread`` (``bench_spread``) instead submits six packages to one worker and
 counts, after 300 games, how often each pair of versions met (issue 35's soak).
@@ -53,10 +54,20 @@ class HostedRun:
     games: int
     latencies_ms: dict[str, list[float]]
     cpu_s: float
+    #: The batch size the arena ran with (None: ``serve``'s default).
+    pairs_per_batch: int | None = None
+    #: CPU of the arena and everything under it (workers, referees, the bots' sandboxes).
+    tree_cpu_s: float = 0.0
 
     @property
     def games_per_s(self) -> float:
         return self.games / self.seconds
+
+    @property
+    def starts_per_game(self) -> float | None:
+        """Bot processes started per hosted game: four a batch (two versions and their twins)
+        over its games (two a deal)."""
+        return None if self.pairs_per_batch is None else 4 / (2 * self.pairs_per_batch)
 
 
 @dataclass(frozen=True)
@@ -71,14 +82,18 @@ class HostedFigures:
         """The lines to print."""
         lines = [
             load_line(self.load_before, self.load_after),
-            "4 hosted versions (2 python-random, 2 python-greedy), bwrap where it works, "
-            "batches of 2 duplicate deals",
+            "4 hosted versions (2 python-random, 2 python-greedy), bwrap where it works",
         ]
         for run in self.runs:
+            batch = "default" if run.pairs_per_batch is None else str(run.pairs_per_batch)
+            starts = run.starts_per_game
             lines.append(
-                f"--workers {run.workers}: {run.games_per_s:6.2f} hosted games/s "
-                f"({run.games} games in {run.seconds:.1f} s; arena process CPU "
-                f"{run.cpu_s / run.seconds:.2f} of a core)"
+                f"--workers {run.workers} --pairs-per-batch {batch}: {run.games_per_s:6.2f} "
+                f"hosted games/s ({run.games} games in {run.seconds:.1f} s; arena process CPU "
+                f"{run.cpu_s / run.seconds:.2f} of a core; "
+                + (f"{starts:.2f} starts a game; " if starts is not None else "")
+                + f"CPU a game, arena and all under it: "
+                f"{1000 * run.tree_cpu_s / max(1, run.games):.0f} ms)"
             )
             every = [ms for values in run.latencies_ms.values() for ms in values]
             lines.append(f"  page while hosted games play: {_latency(every)}")
@@ -88,15 +103,49 @@ class HostedFigures:
 
 
 def bench_hosted(
-    seconds: float, requests_per_s: float, workers: tuple[int, ...] = (1, 2)
+    seconds: float,
+    requests_per_s: float,
+    workers: tuple[int, ...] = (1, 2),
+    pairs_per_batch: tuple[int, ...] = (),
 ) -> HostedFigures:
-    """Run the measurement (module docstring) once per worker count."""
+    """Run the measurement (module docstring) once per worker count; with
+    ``pairs_per_batch``, instead once per batch size with one worker, in that order (one run
+    on one machine compares batch sizes: issue 41)."""
     load_before = os.getloadavg()
-    runs = tuple(_run(count, seconds, requests_per_s) for count in workers)
+    if pairs_per_batch:
+        runs = tuple(_run(1, seconds, requests_per_s, pairs) for pairs in pairs_per_batch)
+    else:
+        runs = tuple(_run(count, seconds, requests_per_s) for count in workers)
     return HostedFigures(runs, load_before, os.getloadavg())
 
 
-def _run(workers: int, seconds: float, requests_per_s: float) -> HostedRun:
+def _tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid`` and its live descendants, each with its reaped children's
+    (/proc/PID/stat's utime, stime, cutime, cstime): the arena, its workers, and the bots
+    they started and waited for."""
+    parents: dict[int, int] = {}
+    times: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue  # it ended meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(value) for value in fields[11:15])
+    tree, grew = {pid}, True
+    while grew:
+        more = {child for child, parent in parents.items() if parent in tree} - tree
+        grew = bool(more)
+        tree |= more
+    return sum(times.get(member, 0) for member in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def _run(
+    workers: int, seconds: float, requests_per_s: float, pairs_per_batch: int | None = None
+) -> HostedRun:
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-hosted-") as folder:
         names = {"r1": "python-random", "r2": "python-random", "g1": "python-greedy",
                  "g2": "python-greedy"}  # fmt: skip
@@ -106,7 +155,8 @@ def _run(workers: int, seconds: float, requests_per_s: float) -> HostedRun:
         server = subprocess.Popen(
             [sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(Path(folder) / "a"),
              "--tokens", str(tokens_file), "--port", "0", "--web", "127.0.0.1:0",
-             "--workers", str(workers), "--move-timeout", "5"],
+             "--workers", str(workers), "--move-timeout", "5",
+             *([] if pairs_per_batch is None else ["--pairs-per-batch", str(pairs_per_batch)])],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
@@ -124,11 +174,16 @@ def _run(workers: int, seconds: float, requests_per_s: float) -> HostedRun:
                     raise RuntimeError("the hosted versions did not start playing")
                 time.sleep(0.5)
             latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
+            tree_before = _tree_cpu_seconds(server.pid)
             phase = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
+            tree_cpu = _tree_cpu_seconds(server.pid) - tree_before
             connection.close()
         finally:
             stop_server(server, 60.0)
-    return HostedRun(workers, phase.seconds, phase.games, latencies, phase.server_cpu_s)
+    return HostedRun(
+        workers, phase.seconds, phase.games, latencies, phase.server_cpu_s, pairs_per_batch,
+        tree_cpu,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

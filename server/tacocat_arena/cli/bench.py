@@ -446,6 +446,14 @@ def bench_envs_command(steps: int, rounds: int, against: str | None, seed: int) 
 )
 @click.option("--games", default=300, show_default=True, help="--spread: games to play.")
 @click.option(
+    "--pairs-per-batch",
+    "pairs_per_batch",
+    multiple=True,
+    type=click.IntRange(min=1),
+    help="--hosted: instead of 1 and 2 workers, 1 worker with each of these batch sizes "
+    "(serve --pairs-per-batch), in turn.",
+)
+@click.option(
     "--sse",
     default=0,
     show_default=True,
@@ -453,7 +461,7 @@ def bench_envs_command(steps: int, rounds: int, against: str | None, seed: int) 
 )
 def bench_arena_command(
     bots: int, seconds: float, concurrency: int, rate: float, hosted: bool, spread: bool,
-    games: int, sse: int,
+    games: int, sse: int, pairs_per_batch: tuple[int, ...],
 ) -> None:  # fmt: skip
     """The web page's median and p99 response time while BOTS trivial bots play the ladder
     at full speed, and the ladder's games/s and decisions/s with and without page requests
@@ -472,7 +480,7 @@ def bench_arena_command(
 
         if seconds <= 0 or rate <= 0:
             raise click.UsageError("--seconds > 0, --rate > 0")
-        click.echo(bench_hosted(seconds, rate).summary())
+        click.echo(bench_hosted(seconds, rate, pairs_per_batch=pairs_per_batch).summary())
         return
     from tacocat_arena.bench.arena import bench_arena
 

@@ -153,6 +153,14 @@ def _address(text: str, what: str) -> tuple[str, int]:
     help="Hosted bots: MiB of archives a player may upload in any hour (then 429).",
 )
 @click.option(
+    "--pairs-per-batch",
+    default=None,
+    type=click.IntRange(min=1),
+    metavar="DEALS",
+    help="Hosted bots: duplicate deals two versions play per batch (each batch starts their "
+    "four processes once; default HostedSettings.pairs_per_batch, 8).",
+)
+@click.option(
     "--probation",
     default=20,
     show_default=True,
@@ -196,6 +204,7 @@ def serve(
     upload_mib_per_hour: int,
     probation: int,
     independent_deals: bool,
+    pairs_per_batch: int | None,
 ) -> None:
     """A long-running arena: bots connect with their token whenever they like and the ladder
     keeps pairing them; a live leaderboard is on the web page.  Ctrl-C stops it; started again
@@ -249,6 +258,7 @@ def serve(
         quota=UploadQuota(uploads_per_hour, upload_mib_per_hour * 2**20),
         gates=GateSettings(gates),
         probation_games=probation,
+        **({} if pairs_per_batch is None else {"pairs_per_batch": pairs_per_batch}),
     )
     options = ServeOptions(
         folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
