@@ -392,10 +392,20 @@ def test_a_hosted_version_plays_connected_bots_too(tmp_path: Path) -> None:
         found = wait_until(mixed, 60, "games of alice@v1 against bob in both seats")
         assert {tuple(g["seats"]) for g in found} == {("alice@v1", "bob"), ("bob", "alice@v1")}
         assert versions(arena)["alice@v1"]["games"] >= 2
+        # One pairing of a version against connected bots at a time: no second alice@v1
+        # replaced the first's session, so no game was lost by a disconnect it did not cause.
+        assert versions(arena)["alice@v1"]["status"] == "active"
+        lost = [g for g in arena.json("/api/games?bot=alice@v1&limit=50")
+                if "disconnect" in str(g.get("reason", ""))]  # fmt: skip
+        assert not lost, lost
     finally:
         if bot is not None:
             bot.kill()
         arena.stop()
+    # No second process under a live one's name (its connection replaced the first's
+    # session, its token was then dropped by the first's end): each log's starts got in.
+    for log_file in (folder / "hosted" / "logs").glob("alice@v1*.log"):
+        assert "UNAUTHENTICATED" not in log_file.read_text(errors="replace"), log_file.name
     # Every game the arena stored re-verifies as `verify DIR` checks it: the records name the
     # bots (never the twin instance that played: issue 38), the deals re-derive.
     result = verify_any(folder)
