@@ -271,7 +271,7 @@ def _play(
         except grpc.RpcError as error:
             status = error.code() if hasattr(error, "code") else None
             details = error.details() if hasattr(error, "details") else str(error)
-            if status is grpc.StatusCode.CANCELLED:
+            if status is grpc.StatusCode.CANCELLED and summary.session_id:
                 return
             if summary.session_id:
                 _say(f"lost the connection to {address}, session {summary.session_id}")
@@ -280,6 +280,14 @@ def _play(
             outbox.put(None)
             skips.session_over(summary.session_id)
     inbox.close()
+    if not summary.session_id:
+        # Never a silent exit 0: a stream that ends before its Welcome is no session at all
+        # (a launcher would see a bot that "exited with code 0 before connecting").
+        raise SessionError(
+            "UNAVAILABLE",
+            f"the stream to {address} ended before the referee's Welcome (no session)",
+            address,
+        )
 
 
 def _say(text: str) -> None:

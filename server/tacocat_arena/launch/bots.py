@@ -334,8 +334,8 @@ class BotProcess:
             why = f"did not connect within {timeout:g} s"
         twin = " (its twin instance, B)" if self.name != self.spec.name else ""
         raise BotStartError(
-            f"bot {self.spec.name!r}{twin} ({self.spec.command}) {why}. Last lines of "
-            f"{self.log_path}:\n{self.tail()}"
+            f"bot {self.spec.name!r}{twin} ({self.spec.command}) {why}; {self.printed()}. "
+            f"Last lines of {self.log_path}:\n{self.tail()}"
         )
 
     async def ensure_running(self, referee: Referee, timeout: float, max_restarts: int) -> bool:
@@ -414,6 +414,21 @@ class BotProcess:
                 return handle.read().decode(errors="replace")
         except OSError:
             return ""
+
+    def printed(self) -> str:
+        """What the bot itself printed in its last start, in a clause ("it printed nothing",
+        "its last line: LINE"): the log's own lines (``--- start``, ``--- exited``) are the
+        launcher's, and a bot that wrote nothing must not look as if it had."""
+        text = self._tail_text()
+        start = text.rfind("--- start #")
+        lines = [
+            line
+            for line in (text[start:] if start >= 0 else text).splitlines()
+            if line.strip() and not line.startswith("--- ")
+        ]
+        if not lines:
+            return "it printed nothing"
+        return f"its last line: {lines[-1].strip()[:300]}"
 
     def tail(self) -> str:
         """The last lines of the bot's log."""

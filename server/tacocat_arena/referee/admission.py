@@ -7,6 +7,7 @@ without a connection (tests/test_referee_scripted.py).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -74,7 +75,11 @@ async def admit(
             f"bot {name!r}: its last stream stopped reading and is still open; close it "
             "(or its connection) before connecting again",
         )
-    if referee.check_peer is not None and (refused := referee.check_peer(name, peer)):
+    # Off the referee's loop: the check reads /proc, which under load takes long enough to
+    # hold up every other stream's Hello and moves (a handshake queued behind it timed out).
+    if referee.check_peer is not None and (
+        refused := await asyncio.to_thread(referee.check_peer, name, peer)
+    ):
         return Refusal(grpc.StatusCode.PERMISSION_DENIED, refused)
     old = referee.live_session(name)
     if old is not None and referee.replace_sessions:

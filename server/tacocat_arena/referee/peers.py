@@ -78,7 +78,12 @@ class PeerCheck:
 
     def _check_unix(self, name: str, root: int) -> str | None:
         own = [path for path, owner in self.sockets.items() if owner == name]
-        family = set(descendants(root))
+        # One pass over /proc for every tree this check needs: a pass per connection (each
+        # other bot's tree computed afresh) made one admission cost seconds once 20 bots
+        # were connected, and the referee's loop stood still meanwhile (the Hellos queued
+        # behind it timed out: 'exited with code 0 before connecting').
+        children = _children()
+        trees: dict[str, set[int]] = {name: set(descendants(root, children))}
         foreign = 0
         mine = 0
         for path, pid, sock in _unix_connections(set(self.sockets)):
@@ -87,7 +92,9 @@ class PeerCheck:
                 if inode in self._cut:
                     continue
                 owner = self.sockets[path]
-                tree = family if owner == name else set(descendants(self.roots.get(owner, -1)))
+                if owner not in trees:
+                    trees[owner] = set(descendants(self.roots.get(owner, -1), children))
+                tree = trees[owner]
                 if pid in tree:
                     mine += path in own
                     continue
@@ -106,8 +113,21 @@ class PeerCheck:
         return None
 
 
-def descendants(root: int) -> list[int]:
-    """``root`` and every process below it (from each process's parent in /proc)."""
+def descendants(root: int, children: dict[int, list[int]] | None = None) -> list[int]:
+    """``root`` and every process below it (from each process's parent in /proc);
+    ``children`` is a ``_children()`` table already read, for several trees at one cost."""
+    if children is None:
+        children = _children()
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, by pid, from one pass over /proc."""
     children: dict[int, list[int]] = {}
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
@@ -115,12 +135,7 @@ def descendants(root: int) -> list[int]:
         parent = _parent(int(entry.name))
         if parent is not None:
             children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, ()))
-    return found
+    return children
 
 
 def _parent(pid: int) -> int | None:
