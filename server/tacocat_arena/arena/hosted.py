@@ -44,7 +44,6 @@ import collections
 import concurrent.futures
 import contextlib
 import logging
-import multiprocessing
 import secrets
 import shutil
 from collections.abc import Callable
@@ -81,7 +80,13 @@ from tacocat_arena.launch.scratch import owned_folder
 from tacocat_arena.referee.session import next_session_id
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig
-from tacocat_arena.tournament.executors import Batch, ExecutorError, FinishedGame, play_batch
+from tacocat_arena.tournament.executors import (
+    Batch,
+    ExecutorError,
+    FinishedGame,
+    play_batch,
+    worker_pool,
+)
 from tacocat_arena.tournament.runner import TWIN_SUFFIX, game_result
 from tacocat_arena.tournament.schedule import PlannedGame
 
@@ -160,8 +165,7 @@ class WorkerProcesses:
         self._pool = self._new_pool()
 
     def _new_pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        context = multiprocessing.get_context("spawn")  # no inherited loop or gRPC state
-        return concurrent.futures.ProcessPoolExecutor(self.slots, mp_context=context)
+        return worker_pool(self.slots)  # its workers end with the arena
 
     async def play(self, config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
         pool = self._pool

@@ -404,8 +404,7 @@ class BotProcess:
 
     @staticmethod
     def _kill_group(process: asyncio.subprocess.Process) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
+        sandbox.kill_group(process.pid)
 
     def _tail_text(self) -> str:
         try:

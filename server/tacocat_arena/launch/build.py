@@ -14,9 +14,7 @@ folder is lent to that uid for the build and taken back after (``sandbox.lend_fo
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -142,8 +140,7 @@ async def run_bounded(
         except TimeoutError:
             code = None
         finally:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+            sandbox.kill_group(process.pid)
             await process.wait()
     return code
 

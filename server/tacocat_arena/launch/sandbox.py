@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import fcntl
 import functools
 import importlib.util
 import os
@@ -44,11 +45,14 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tacocat_arena.launch import scratch
 
 #: Where a sandboxed bot finds the referee's Unix socket.
 SOCKET_IN_SANDBOX = "/run/tacocat/arena.sock"
@@ -62,6 +66,8 @@ BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.U
 LAUNCHER_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8"}
 #: Where a sandboxed process's environment is handed to it (read-only, its own).
 ENV_IN_SANDBOX = "/run/tacocat/env"
+#: Where a sandboxed process finds its runner's ``lifeline`` (read-only).
+LIFELINE_IN_SANDBOX = "/run/tacocat/lifeline"
 #: The uid/gid a sandboxed bot runs as inside its user namespace.
 SANDBOX_UID = 65534
 _INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
@@ -361,7 +367,8 @@ def launcher(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
     (and log about it); without one, the child is spawned by vfork and execs at once."""
     memory = limits.memory_mib * 2**20
     rlimits = [f"--data={memory}:{memory}", f"--nofile={limits.open_files}:{limits.open_files}"]
-    prefix = [_tool("setpriv"), "--pdeathsig", "KILL", _tool("prlimit"), *rlimits, "--"]
+    prefix = [_tool("setpriv"), "--pdeathsig", "KILL", *_still_ours()]
+    prefix += [_tool("prlimit"), *rlimits, "--"]
     if cgroup is None and (systemd := systemd_scope()):
         # No cgroup of ours: a transient scope of the user's systemd holds all its memory.
         # (systemd-run --scope execs setpriv in it; the death signal then ties the bot to
@@ -372,6 +379,20 @@ def launcher(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
         enter = [f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in cgroup.folders]
         prefix = ["/bin/sh", "-c", " && ".join([*enter, 'exec "$@"']), "sh", *prefix]
     return prefix
+
+
+#: Run after ``setpriv --pdeathsig`` set the death signal: the process goes on only if its
+#: parent is still the runner that started it ($1).  The runner dying between the fork and
+#: the prctl (a window of milliseconds under load: a build started just before the arena
+#: was killed) sends no signal at all, and the process was the reaper's, for ever.  Checked
+#: after the prctl, the parent either is alive (its death now kills us) or is not ours.
+_PARENT_CHECK = '[ "$PPID" = "$1" ] || exit 137; shift; exec "$@"'
+
+
+def _still_ours() -> list[str]:
+    """The launcher's step that checks its parent is still this process (``_PARENT_CHECK``):
+    with the death signal, nothing we start outlives us, however soon we die."""
+    return ["/bin/sh", "-c", _PARENT_CHECK, "sh", str(os.getpid())]
 
 
 def in_sandbox(limits: Limits, cgroup: BotCgroup | None) -> list[str]:
@@ -650,6 +671,7 @@ def bwrap_argv(
     argv += ["--bind", str(socket), SOCKET_IN_SANDBOX]
     if env_fd is not None:
         argv += ["--perms", "0444", "--ro-bind-data", str(env_fd), ENV_IN_SANDBOX]
+    argv += ["--ro-bind", str(lifeline()), LIFELINE_IN_SANDBOX]  # load_env_file checks it
     argv += ["--chdir", str(bot_dir), "--", *command]
     return argv
 
@@ -823,8 +845,34 @@ def env_file(env: Mapping[str, str]) -> bytes:
 
 def load_env_file(command: Sequence[str]) -> list[str]:
     """``command`` run with the environment mounted at ``ENV_IN_SANDBOX``: the last exec
-    before it, in the sandbox and after the drop to SANDBOX_UID, is the only one to see it."""
-    return ["/bin/sh", "-c", f'. {ENV_IN_SANDBOX} && exec "$@"', "sh", *command]
+    before it, in the sandbox and after the drop to SANDBOX_UID, is the only one to see it.
+    First it checks its runner is alive (``_RUNNER_ALIVE``)."""
+    return ["/bin/sh", "-c", f'{_RUNNER_ALIVE}. {ENV_IN_SANDBOX} && exec "$@"', "sh", *command]
+
+
+#: Exit if the runner's ``lifeline`` lock is free, that is if the runner has died.  bwrap
+#: ties its sandbox to itself (``--die-with-parent``) only once the sandbox is set up, tens
+#: of milliseconds after it started: a runner killed meanwhile kills the outer bwrap, and the
+#: sandbox would run on, the reaper's.  Checked here, after that tie, a runner alive means
+#: the chain holds (its death now kills it all); one dead ends the sandbox.  (flock missing,
+#: or failing otherwise: the command runs, as without the check.)
+_RUNNER_ALIVE = f"flock -n -s {LIFELINE_IN_SANDBOX} true && exit 137; "
+
+_lifelines: dict[int, tuple[Path, int]] = {}
+
+
+def lifeline() -> Path:
+    """This process's lifeline: an empty file (0444) it holds an exclusive ``flock`` on for
+    as long as it lives, which the kernel drops however it dies, SIGKILL included.  Every
+    sandbox sees it read-only at ``LIFELINE_IN_SANDBOX`` (a lock no bot can take while the
+    runner lives: no channel between sandboxes).  One per process: a worker makes its own."""
+    pid = os.getpid()
+    if pid not in _lifelines:
+        path = scratch.owned_folder("life", anonymous=True) / "lifeline"
+        fd = os.open(path, os.O_CREAT | os.O_RDONLY | os.O_CLOEXEC, 0o444)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _lifelines[pid] = (path, fd)
+    return _lifelines[pid][0]
 
 
 def exec_with_env(command: Sequence[str], env: Mapping[str, str]) -> list[str]:
@@ -892,4 +940,97 @@ async def spawn(
     and never a stranger's."""
     fds = tuple(handover.fds) if handover is not None else ()
     env = launcher_env() if own_env is None else dict(own_env)
-    return await asyncio.create_subprocess_exec(*argv, env=env, pass_fds=fds, **options)
+    process = await asyncio.create_subprocess_exec(*argv, env=env, pass_fds=fds, **options)
+    if options.get("start_new_session"):
+        _reaper().track(process.pid)
+    return process
+
+
+def kill_group(pid: int) -> None:
+    """Kill the process group (session) ``spawn`` started as ``pid``, whatever it left
+    running, and stop tracking it (``_Reaper``)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    _reaper().forget(pid)
+
+
+#: The reaper's program (``/bin/sh``: it starts in a millisecond).  It keeps the groups it
+#: is told of (``+PGID``, ``-PGID`` lines) and, at the end of its input (the runner ended,
+#: however: the pipe's only writer is gone), kills every group it still holds.
+_REAPER_SCRIPT = """\
+groups=" "
+while read -r line; do
+  case $line in
+    +*) groups="$groups${line#+} " ;;
+    -*) p=${line#-}
+        case $groups in *" $p "*) groups="${groups%%" $p "*} ${groups#*" $p "}" ;; esac ;;
+  esac
+done
+for p in $groups; do kill -KILL "-$p" 2>/dev/null; done
+"""
+
+
+class _Reaper:
+    """A small process of the runner's that kills, when the runner dies, every process group
+    it started and has not killed itself yet (``spawn``, ``kill_group``).
+
+    Why, beyond each launcher's death signal: bwrap ties its sandbox to itself only once the
+    sandbox is set up; a runner killed before (a build started just before the arena was)
+    takes the outer bwrap with it and leaves the inner one blocked for ever, or a sandbox
+    whose command runs on with nobody's time limit.  The launcher's process group holds both
+    bwraps (the sandbox's pid 1 among them, whose death ends the whole sandbox).  The reaper
+    learns of the end by the end of its input, a pipe only the runner writes to: no race.
+    It runs while some group is tracked, and ends (told so) when none is."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._groups: set[int] = set()
+
+    def track(self, pgid: int) -> None:
+        if self._process is None or self._process.poll() is not None:
+            try:
+                self._process = subprocess.Popen(
+                    ["/bin/sh", "-c", _REAPER_SCRIPT],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=LAUNCHER_ENV,
+                    cwd="/",
+                    start_new_session=True,  # not the terminal's group: Ctrl-C is the runner's
+                )
+            except OSError:
+                return  # the launchers' death signals still hold
+            self._groups = set()
+        self._groups.add(pgid)
+        self._say(f"+{pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        if pgid not in self._groups:
+            return
+        self._groups.discard(pgid)
+        self._say(f"-{pgid}\n")
+        if not self._groups and self._process is not None:
+            done, self._process = self._process, None
+            with contextlib.suppress(OSError):
+                if done.stdin is not None:
+                    done.stdin.close()  # nothing left: it ends
+            threading.Thread(target=done.wait, name="reaper-wait", daemon=True).start()
+
+    def _say(self, line: str) -> None:
+        stdin = self._process.stdin if self._process is not None else None
+        if stdin is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            stdin.write(line.encode())
+            stdin.flush()
+
+
+_reapers: dict[int, _Reaper] = {}
+
+
+def _reaper() -> _Reaper:
+    """This process's reaper (one per process: a worker process starts its own)."""
+    pid = os.getpid()
+    if pid not in _reapers:
+        _reapers[pid] = _Reaper()
+    return _reapers[pid]

@@ -17,7 +17,10 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import multiprocessing
+import multiprocessing.connection
+import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +106,35 @@ def play_batch(config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
     return store.games
 
 
+def worker_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A pool of ``workers`` local processes (``run --workers``, ``serve --workers``) that
+    end when this process ends, however it ends: a SIGKILLed coordinator's workers would
+    otherwise play their batch to its end, bots and all, then wait for work for ever."""
+    context = multiprocessing.get_context("spawn")  # no inherited event loop or gRPC state
+    return concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_end_with_parent
+    )
+
+
+def _end_with_parent() -> None:
+    """In a worker: exit the moment its parent has (its ``sentinel``, the end of a pipe only
+    the parent holds, reads end-of-file then, already dead or not), the worker's bots with it
+    (their death signal).  A thread rather than PR_SET_PDEATHSIG, which fires when the
+    parent's *thread* that started the worker ends, not the parent."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    watch = threading.Thread(
+        target=_exit_when_ready, args=(parent.sentinel,), name="parent-watch", daemon=True
+    )
+    watch.start()
+
+
+def _exit_when_ready(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
+
+
 class Executor(Protocol):
     """Plays batches somewhere and hands back each one's games as it finishes."""
 
@@ -139,8 +171,7 @@ class LocalWorkers:
     ) -> None:
         pending = list(batches)
         for attempt in range(self.retries + 1):
-            context = multiprocessing.get_context("spawn")  # no inherited event loop or grpc
-            with concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context) as pool:
+            with worker_pool(self.workers) as pool:
                 futures = {pool.submit(play_batch, config, batch): batch for batch in pending}
                 broken = False
                 for future in concurrent.futures.as_completed(futures):
