@@ -154,14 +154,18 @@ def load_folder(folder: Path) -> tuple[list[GameEntry], list[Problem]]:
     published file, which holds a game once its duplicate pair is committed).  Each line is
     its store row, record and fields alike; each row is a line unless its twin is not
     committed yet.  Without a store (a folder published without its private store), the
-    games are read from games.jsonl alone."""
+    games are read from games.jsonl alone; without games.jsonl (a store written by
+    ``run_tournament`` called with no games log, as a library user may), from the store
+    alone: there is no second copy to compare."""
     store, log = folder / DB_NAME, folder / GAMES_FILE
     if not store.exists() and not log.exists():
         raise InputError(f"{folder} is a folder without {DB_NAME} or {GAMES_FILE}")
     if not store.exists():
         return [_tagged(line, line) for line in load_games(log)], []
     rows = load_games(store)
-    lines = load_games(log) if log.exists() else []
+    if not log.exists():
+        return rows, []
+    lines = load_games(log)
     published = {line.game_id: line for line in lines}
     tagged = [
         _tagged(row, published[row.game_id]) if row.game_id in published else row for row in rows
