@@ -57,17 +57,22 @@ def test_without_cgroup_or_scope_the_limits_line_says_shared_memory_is_not_limit
 
 @pytest.mark.slow
 def test_an_ordinary_user_here_is_told_what_is_not_limited() -> None:
-    """As uid 65534 for real (``launch/sandbox.py`` imports the standard library alone, so a
-    copy in a folder nobody can read is enough): whichever case this machine is, the line
-    says it."""
+    """As uid 65534 for real (``launch/sandbox.py`` imports the standard library and
+    ``launch/scratch.py`` alone, so a copy of the two, in their packages, in a folder uid
+    65534 can read is enough): whichever case this machine is, the line says it."""
     python = next((p for p in ("/usr/bin/python3", sys.executable) if os.path.exists(p)), None)
     folder = Path(tempfile.mkdtemp(prefix="tacocat-nobody-"))
     try:
         folder.chmod(0o755)
-        shutil.copy(Path(sandbox.__file__), folder / "sandbox_copy.py")
-        (folder / "sandbox_copy.py").chmod(0o644)
+        launch = Path(sandbox.__file__).parent
+        for name in ("__init__.py", "launch/__init__.py", "launch/sandbox.py", "launch/scratch.py"):
+            copy = folder / "tacocat_arena" / name
+            copy.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            shutil.copy(launch.parent / name, copy)
+            copy.chmod(0o644)
         code = (
-            f"import json, sys; sys.path.insert(0, {str(folder)!r}); import sandbox_copy as s; "
+            f"import json, sys; sys.path.insert(0, {str(folder)!r}); "
+            "import tacocat_arena.launch.sandbox as s; "
             "print(json.dumps([s.memory_limit_kind(), "
             "s.describe_limits(s.Limits(memory_mib=256), s.SandboxMode.BWRAP)]))"
         )
