@@ -16,12 +16,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tacocat_arena.launch import sandbox
+from tacocat_arena.launch import sandbox, scratch
 from tacocat_arena.launch.package import BotPackage
 from tacocat_arena.launch.sandbox import Limits, SandboxMode
 
@@ -59,13 +58,13 @@ async def build_package(
     if argv[0] in ("python", "python3"):
         argv[0] = sys.executable  # as for the bot: the arena's Python, with the SDK
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tacocat-build-") as scratch, sandbox.Handover() as fds:
-        log_path = Path(scratch) / "build.log"
+    with scratch.private_folder("build") as folder, sandbox.Handover() as fds:
+        log_path = folder / "build.log"
         # Under a root runner the build runs as SANDBOX_UID: the package folder is lent to it
         # (docs/submissions.md: the build writes its output there) and given back after.
         lent = sandbox.lend_folder(package.root) if mode is SandboxMode.BWRAP else None
         try:
-            command, cwd = _command(package, argv, mode, Path(scratch), fds)
+            command, cwd = _command(package, argv, mode, folder, fds)
             prefix = sandbox.launcher(settings.limits, None)
             code = await run_bounded(
                 [*prefix, *command], log_path, settings.timeout_s, cwd=cwd, handover=fds
@@ -86,7 +85,7 @@ async def build_package(
 
 
 def _command(
-    package: BotPackage, argv: list[str], mode: SandboxMode, scratch: Path, fds: sandbox.Handover
+    package: BotPackage, argv: list[str], mode: SandboxMode, folder: Path, fds: sandbox.Handover
 ) -> tuple[list[str], Path | None]:
     """The build's command line after the launcher's helpers, and its working folder: the
     package's variables handed to the build's own process only, as a bot's are."""
@@ -96,7 +95,7 @@ def _command(
     bwrap = sandbox.bwrap_path()
     if bwrap is None:
         raise sandbox.SandboxError("sandbox bwrap asked for, but bwrap does not work")
-    socket = scratch / "none.sock"  # the sandbox's referee socket: unused here
+    socket = folder / "none.sock"  # the sandbox's referee socket: unused here
     socket.touch()
     env = {**sandbox.BASE_ENV, **dict(package.env)}
     command = sandbox.bwrap_argv(

@@ -10,9 +10,11 @@ killed one, and never touches a folder whose runner still lives.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 OWNER_FILE = "owner"
@@ -62,6 +64,18 @@ def owned_folder(kind: str, under: Path | None = None, *, anonymous: bool = Fals
     started = _start_time(os.getpid()) or "0"
     (folder / OWNER_FILE).write_text(f"{os.getpid()} {started}\n")
     return folder
+
+
+@contextlib.contextmanager
+def private_folder(kind: str, under: Path | None = None) -> Iterator[Path]:
+    """``owned_folder(kind)`` for the length of a ``with``, removed at its end: a temporary
+    folder that a runner killed inside the ``with`` leaves to the next one's start to
+    remove, where ``tempfile.TemporaryDirectory`` would leave it for good."""
+    folder = owned_folder(kind, under)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 #: The name of every sandboxed process's socket on the host (``socket_link``).

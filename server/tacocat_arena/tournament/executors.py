@@ -19,13 +19,12 @@ import dataclasses
 import multiprocessing
 import multiprocessing.connection
 import os
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
+from tacocat_arena.launch import scratch
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
@@ -98,8 +97,8 @@ def play_batch(config: TournamentConfig, batch: Batch) -> list[FinishedGame]:
     """
     names = batch.bots
     bots = tuple(bot for bot in config.bots if bot.name in names)
-    with tempfile.TemporaryDirectory(prefix="tacocat-batch-") as scratch:
-        out = config.out if config.out.is_dir() else Path(scratch)
+    with scratch.private_folder("batch") as folder:
+        out = config.out if config.out.is_dir() else folder
         sub = dataclasses.replace(config, bots=bots, out=out, concurrency=config.concurrency)
         store = _MemoryStore()
         asyncio.run(run_tournament(sub, store, plan=batch.games))  # type: ignore[arg-type]
