@@ -459,12 +459,14 @@ def _decide(
     kind = KIND_FROM_PB.get(request.kind)
     if info is None or kind is None:
         why = "no GameStart of that game in this session, or its GameEnd came already"
-        return _unmatched(request, summary, why if info is None else "an unknown kind")
+        _unmatched(request, summary, why if info is None else "an unknown kind")
+        return None
     max_replace = request.legal.replace.max_discard if request.legal.HasField("replace") else 0
     try:
         view = view_from_pb(request.view, info.ruleset, kind, max_replace)
     except Exception as error:  # a view the rules cannot hold: not the bot's to answer
-        return _unmatched(request, summary, f"its view cannot be read ({error})")
+        _unmatched(request, summary, f"its view cannot be read ({error})")
+        return None
     if policy.strict:
         return action_to_pb(request.game_id, request.request_id, bot.act(view))
     try:

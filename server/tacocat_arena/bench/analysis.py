@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 
 from tacocat_arena.engine import to_record
-from tacocat_arena.play.analysis import Reference, analyze_record
+from tacocat_arena.play.analysis import DecisionAnalysis, Reference, analyze_record
 from tacocat_arena.play.ismcts import IsmctsPolicy
 from tacocat_arena.play.local import play_game
-from tacocat_arena.play.policies import GreedyPolicy
+from tacocat_arena.play.policies import GreedyPolicy, Policy
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,10 @@ class AnalysisFigures:
 def bench_analysis(games: int, reference: Reference, *, seed: int = 1) -> AnalysisFigures:
     """Play ``games`` games and analyse the ISMCTS seat of each twice (seeds differ)."""
     cpu = wall = 0.0
-    pairs = []
+    pairs: list[tuple[DecisionAnalysis, DecisionAnalysis]] = []
     for index in range(games):
         seat = index % 2
-        bots = [IsmctsPolicy(600, rng=random.Random(seed + index)), GreedyPolicy()]
+        bots: list[Policy] = [IsmctsPolicy(600, rng=random.Random(seed + index)), GreedyPolicy()]
         record = to_record(play_game(bots if seat == 0 else bots[::-1], seed=seed + index))
         runs = []
         for base in (seed, seed + 1_000_003):

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -189,7 +189,6 @@ def run_command(
         )
         console.print(sprt_estimate(test, config.games_per_pairing), soft_wrap=True)
     started = time.monotonic()
-    outcome: TournamentRun | None = None
     try:
         outcome = _run_with_progress(config, store, console, quiet, monitor, report_every, executor)
     except (BotStartError, ListenError, ExecutorError) as error:
@@ -238,7 +237,7 @@ def _interrupted(
     store: TournamentStore,
     console: Console,
     stop: Stopped,
-) -> None:
+) -> NoReturn:
     """After a stop by a signal (every game's task, the bots and the server already ended):
     the partial tables, what is saved, how to resume; exit 128 + the signal's number."""
     done = store.count()

@@ -4,6 +4,7 @@ and ``arena/store``."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -258,8 +259,9 @@ def serve(
         quota=UploadQuota(uploads_per_hour, upload_mib_per_hour * 2**20),
         gates=GateSettings(gates),
         probation_games=probation,
-        **({} if pairs_per_batch is None else {"pairs_per_batch": pairs_per_batch}),
     )
+    if pairs_per_batch is not None:
+        hosted = dataclasses.replace(hosted, pairs_per_batch=pairs_per_batch)
     options = ServeOptions(
         folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
     )

@@ -143,8 +143,12 @@ def _match(
         if points[0] != points[1]:
             how = Decided.GAMES if deal + 1 == base else Decided.EXTENSION
             winner = high if points[0] > points[1] else low
-            return KnockoutMatch(number, slot, high, low, tuple(games), tuple(points), winner, how)
-    return KnockoutMatch(number, slot, high, low, tuple(games), tuple(points), high, Decided.SEED)
+            return KnockoutMatch(
+                number, slot, high, low, tuple(games), (points[0], points[1]), winner, how
+            )
+    return KnockoutMatch(
+        number, slot, high, low, tuple(games), (points[0], points[1]), high, Decided.SEED
+    )
 
 
 def knockout_state(

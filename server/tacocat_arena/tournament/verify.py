@@ -312,10 +312,10 @@ def result_of(entry: GameEntry) -> GameResult:
         winner=fields.get("winner", record.get("winner")),
         reason=fields.get("reason", record.get("termination")),
         rounds=fields.get("rounds", record.get("rounds")),
-        decisions=tuple(fields.get("decisions", decisions)),  # type: ignore[arg-type]
-        decision_ms=tuple(fields.get("decision_ms", total)),  # type: ignore[arg-type]
+        decisions=tuple(fields.get("decisions", decisions)),
+        decision_ms=tuple(fields.get("decision_ms", total)),
         forfeit_by=fields.get("forfeit_by", forfeit_by(record)),
-        fallbacks=tuple(fields.get("fallbacks", seat_fallbacks(record))),  # type: ignore[arg-type]
+        fallbacks=tuple(fields.get("fallbacks", seat_fallbacks(record))),
     )
 
 
