@@ -43,3 +43,25 @@ def test_a_bot_start_imports_no_engine_records(module: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)  # fmt: skip
     assert out.stdout.strip() == "", f"{module} imported at start: {out.stdout.strip()}"
+
+
+def test_the_engines_two_lists_of_names_agree() -> None:
+    """``engine/__init__.py`` names each export three times, for type checkers (its
+    ``TYPE_CHECKING`` imports), for ``__getattr__`` (``_WHERE``) and in ``__all__``: the
+    same names, each from the same submodule, so none of the lists can drift."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(engine.__file__).read_text())
+    guarded = next(
+        node for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+    )  # fmt: skip
+    imported = {
+        alias.name: statement.module.rsplit(".", 1)[1]
+        for statement in guarded.body
+        if isinstance(statement, ast.ImportFrom) and statement.module
+        for alias in statement.names
+    }
+    assert imported == engine._WHERE
+    assert sorted(engine.__all__) == sorted(engine._WHERE)
