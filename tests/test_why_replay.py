@@ -147,3 +147,14 @@ def test_an_arena_game_is_named_by_its_page_or_its_api_address():
     with pytest.raises(click.ClickException, match="no such file"):
         with game_file("no/such/file.json", None):
             pass
+
+
+def test_a_failures_request_reads_whole_for_seat_0_and_an_empty_hand() -> None:
+    """protobuf's JSON leaves out fields at their default value: seat 0's request came
+    without ``seat`` (the owner-page test failed whenever the crashing bot sat first)."""
+    from tacocat.v1 import arena_pb2 as pb
+    from tacocat_arena.arena.failures import request_json
+
+    shown = request_json(pb.DecisionRequest(game_id="L000001a", view=pb.SeatView(seat=0)))
+    assert shown["view"]["seat"] == 0
+    assert shown["view"]["hand"] == []

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.store import StoredGame
@@ -65,7 +66,7 @@ def game_failures(
                     "detail": decision.detail,
                     "refused": entry.get("refused"),
                     "played": None if decision.action is None else str(decision.action),
-                    "request": json_format.MessageToDict(request, preserving_proto_field_name=True),
+                    "request": request_json(request),
                     "finished_at": stored.finished_at,
                 }
             )
@@ -147,3 +148,12 @@ def owner_report(arena: Arena, player: str) -> dict[str, Any] | None:
         "output": player_output(arena, player),
         "output_cap_bytes": OUTPUT_CAP,
     }
+
+
+def request_json(request: Message) -> dict[str, Any]:
+    """``request`` as the JSON its reader expects, every field present: protobuf's JSON drops
+    a field at its default value, so a seat-0 bot's request came without its ``seat`` (and
+    an empty hand without ``hand``)."""
+    return json_format.MessageToDict(
+        request, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
