@@ -67,7 +67,7 @@ def test_a_round_robin_keeps_its_fingerprint_and_its_plan(tmp_path: Path) -> Non
         (
             'format = "ladder"\n',
             {},
-            "format 'ladder' must be 'round_robin', 'gauntlet', 'swiss' or 'knockout'",
+            "format 'ladder' must be 'round_robin', 'gauntlet', 'swiss', 'knockout' or 'finals'",
         ),
         ('format = "gauntlet"\ngauntlet_bot = "zed"\n', {}, "'zed' is not one of the bots"),
         ('gauntlet_bot = "a"\n', {}, 'format is not "gauntlet"'),

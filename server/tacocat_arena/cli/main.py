@@ -63,15 +63,46 @@ def main() -> None:
 @click.option(
     "--format",
     "event_format",
-    type=click.Choice(["round_robin", "gauntlet", "swiss", "knockout"]),
+    type=click.Choice(["round_robin", "gauntlet", "swiss", "knockout", "finals"]),
     help="Who plays whom (default from the config: round_robin); swiss: rounds of bots of "
-    "equal score (docs/tournaments.md, Swiss events).",
+    "equal score (docs/tournaments.md, Swiss events); finals: round robins of a field cut "
+    "stage by stage (Finals).",
 )
 @click.option(
     "--rounds",
     type=click.IntRange(min=1),
     metavar="N",
     help="A Swiss event's rounds (default: ceil(log2(bots))).",
+)
+@click.option(
+    "--cut",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    metavar="SHARE",
+    help="Finals: the share of the field dropped after each stage (default 0.5).",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="Finals: the places whose order is to be decided (default 3).",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 1, max_open=True),
+    metavar="C",
+    help="Finals: the LOS each of the top's boundaries needs to be decided (default 0.95).",
+)
+@click.option(
+    "--until-stable",
+    is_flag=True,
+    help="Finals: play on until the top's order is decided (or --max-stages), and stop "
+    "as soon as it is.",
+)
+@click.option(
+    "--max-stages",
+    type=click.IntRange(1, 100),
+    metavar="N",
+    help="Finals: the stages at most (default 10).",
 )
 @click.option(
     "--seeding",
@@ -124,6 +155,11 @@ def run(
     gauntlet: str | None,
     event_format: str | None,
     rounds: int | None,
+    cut: float | None,
+    top: int | None,
+    confidence: float | None,
+    until_stable: bool,
+    max_stages: int | None,
     seeding: Path | None,
     notify: str | None,
     report_every: int | None,
@@ -134,7 +170,8 @@ def run(
     strict: bool,
     sandbox: str | None,
 ) -> None:
-    """Run a round-robin tournament (or a gauntlet, or a Swiss) and write its result tables.
+    """Run a round-robin tournament (or a gauntlet, a Swiss, a knockout or finals) and write
+    its result tables.
 
     With no CONFIG_FILE it runs the demo tournament of the example bots.  Results go to the
     output folder: standings.csv, crosstable.csv, games.jsonl, results.json, report.md and
@@ -165,6 +202,11 @@ def run(
             "format": _event_format(event_format, gauntlet),
             "gauntlet_bot": gauntlet,
             "rounds": rounds,
+            "cut": cut,
+            "top": top,
+            "confidence": confidence,
+            "until_stable": until_stable or None,
+            "max_stages": max_stages,
             "sandbox": SandboxMode(sandbox) if sandbox else None,
         },
     )

@@ -68,6 +68,7 @@ from tacocat_arena.tournament.executors import (
     LocalWorkers,
     run_on_workers,
 )
+from tacocat_arena.tournament.finals import finals_lines, finals_words
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
 from tacocat_arena.tournament.knockout import bracket_lines, reseeded
 from tacocat_arena.tournament.notify import check_url, post
@@ -172,6 +173,7 @@ def run_command(
             if config.format is TournamentFormat.KNOCKOUT
             else ""
         )
+        + (finals_words(config) if config.format is TournamentFormat.FINALS else "")
         + f"{config.games_per_pairing} games per "
         f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}{moved}"
         + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
@@ -206,6 +208,8 @@ def run_command(
         console.print(render_swiss_standings(tables.swiss.standings))
     if tables.knockout is not None:
         console.print("\n".join(bracket_lines(tables.knockout)))
+    if tables.finals is not None:
+        console.print("\n".join(finals_lines(tables.finals)))
     console.print(render_standings(tables.standings))
     console.print(render_crosstable(tables.bots, tables.crosstable))
     title = "Pairs"

@@ -35,6 +35,7 @@ from tacocat_arena.stats.tables import (
 )
 from tacocat_arena.tournament.commitments import read_commitment, tag_of
 from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
+from tacocat_arena.tournament.finals import FinalsState, finals_state
 from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
 from tacocat_arena.tournament.knockout import KnockoutState, knockout_state
 from tacocat_arena.tournament.storage import TournamentStore
@@ -63,6 +64,8 @@ class Tables:
     swiss: SwissTables | None = None
     #: A knockout's bracket.
     knockout: KnockoutState | None = None
+    #: A finals event's stages, their cuts and how it ended.
+    finals: FinalsState | None = None
 
 
 def compute_tables(config: TournamentConfig, store: TournamentStore) -> Tables:
@@ -81,6 +84,9 @@ def tables_of(config: TournamentConfig, results: Sequence[GameResult]) -> Tables
     bracket = None
     if config.format is TournamentFormat.KNOCKOUT:
         bracket = knockout_state(config, results, secret="")  # the deals do not matter here
+    finals = None
+    if config.format is TournamentFormat.FINALS:
+        finals = finals_state(config, results, secret="")  # nor here
     return Tables(
         bots,
         standings,
@@ -88,6 +94,7 @@ def tables_of(config: TournamentConfig, results: Sequence[GameResult]) -> Tables
         all_pair_stats(results, bots),
         swiss,
         bracket,
+        finals,
     )
 
 
@@ -99,6 +106,8 @@ def table_sections(tables: Tables, sprt: SprtState | None) -> dict[str, object]:
         sections["swiss"] = tables.swiss.as_dict()
     if tables.knockout is not None:
         sections["knockout"] = tables.knockout.as_dict()
+    if tables.finals is not None:
+        sections["finals"] = tables.finals.as_dict()
     if sprt is not None:
         sections["sprt"] = sprt_dict(sprt)
     return sections
@@ -155,6 +164,7 @@ def write_outputs(
         sprt=None if sprt is None else sprt.summary(),
         swiss=tables.swiss,
         knockout=tables.knockout,
+        finals=tables.finals,
         commitment=committed,
     )
     if complete:

@@ -24,6 +24,7 @@ from tacocat_arena.stats.tables import CrossCell, Crosstable, GameResult, Standi
 from tacocat_arena.stats.tiebreaks import BYE_POINTS
 from tacocat_arena.tournament.commitments import commitment_words
 from tacocat_arena.tournament.config import BotSpec, TournamentConfig, TournamentFormat
+from tacocat_arena.tournament.finals import MIN_PAIRS, FinalsState, finals_ending
 from tacocat_arena.tournament.knockout import KnockoutState
 from tacocat_arena.tournament.swiss import SwissTables
 
@@ -132,6 +133,15 @@ class ReportSummary:
     swiss: SwissTables | None = None
     #: A knockout's bracket, round by round.
     knockout: KnockoutState | None = None
+    #: A finals event's stages and how it ended.
+    finals: FinalsState | None = None
+
+    @property
+    def finals_ending(self) -> str:
+        """How the finals ended, in a sentence ("" while they run or for other formats)."""
+        if self.finals is None or self.finals.ended is None:
+            return ""
+        return finals_ending(self.finals)
 
 
 def bot_kind(bot: BotSpec) -> str:
@@ -180,6 +190,23 @@ def _format_settings(config: TournamentConfig) -> tuple[Setting, ...]:
                 "knockout: a seeded bracket (1 meets the lowest seed; the top seeds get the "
                 f"byes); a match level on game points plays up to {config.knockout_extra_pairs} "
                 "more duplicate pairs, one at a time, then goes to the higher seed",
+            ),
+        )
+    if config.format is TournamentFormat.FINALS:
+        f = config.finals
+        stop = (
+            f"until the order of the top {f.top} is decided (each boundary's LOS >= "
+            f"{f.confidence:g} on the two bots' duplicate pairs, over >= {MIN_PAIRS} pairs)"
+            if f.until_stable
+            else "until the field can be cut no further"
+        )
+        return (
+            Setting(
+                "Format",
+                f"finals: stages of round robins of the field still in, {config.games_per_pairing} "
+                f"games per pairing each; after each stage the field is ranked by its points "
+                f"against itself and the lower {f.cut:g} of it dropped (never below "
+                f"{f.top + 1} bots); {stop}; at most {f.max_stages} stages",
             ),
         )
     if config.format is not TournamentFormat.SWISS:
@@ -274,6 +301,7 @@ def build_summary(
     built: datetime | None = None,
     swiss: SwissTables | None = None,
     knockout: KnockoutState | None = None,
+    finals: FinalsState | None = None,
     commitment: Mapping[str, Any] | None = None,
 ) -> ReportSummary:
     """The report's values for ``config``'s tournament as it stands; ``commitment`` what it
@@ -300,4 +328,5 @@ def build_summary(
         sprt=sprt,
         swiss=swiss,
         knockout=knockout,
+        finals=finals,
     )

@@ -175,6 +175,7 @@ def _report_md(
         sprt=None if sprt is None else sprt.summary(),
         swiss=tables.swiss,
         knockout=tables.knockout,
+        finals=tables.finals,
         commitment=read_commitment(folder),
     )
     summary = dataclasses.replace(summary, built=stamp["built"], version=stamp["version"])

@@ -23,6 +23,7 @@ from tacocat_arena.stats.pairs import PairStats
 from tacocat_arena.stats.ratings import expected_score
 from tacocat_arena.stats.tables import Crosstable, GameResult, StandingsRow
 from tacocat_arena.tournament.config import TournamentConfig
+from tacocat_arena.tournament.finals import FinalsState
 from tacocat_arena.tournament.knockout import KnockoutState
 from tacocat_arena.tournament.swiss import SwissTables
 
@@ -79,6 +80,7 @@ def write_reports(
     built: datetime | None = None,
     swiss: SwissTables | None = None,
     knockout: KnockoutState | None = None,
+    finals: FinalsState | None = None,
     commitment: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write report.html and report.md (and, once ``complete``, replays/); return
@@ -106,6 +108,7 @@ def write_reports(
         built=built,
         swiss=swiss,
         knockout=knockout,
+        finals=finals,
         commitment=commitment,
     )
     _write(out / REPORT_MD, render_report_md(summary))
@@ -134,6 +137,7 @@ def report_summary(
     built: datetime | None = None,
     swiss: SwissTables | None = None,
     knockout: KnockoutState | None = None,
+    finals: FinalsState | None = None,
     commitment: Mapping[str, Any] | None = None,
 ) -> ReportSummary:
     """What report.html and report.md say (``write_reports``; ``verify`` recomputes it from
@@ -164,5 +168,6 @@ def report_summary(
         built=built,
         swiss=swiss,
         knockout=knockout,
+        finals=finals,
         commitment=commitment,
     )

@@ -11,7 +11,7 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,13 +36,15 @@ _E = TypeVar("_E", bound=enum.Enum)
 
 
 class TournamentFormat(enum.Enum):
-    """Who plays whom: everyone everyone (round robin), one bot everyone (gauntlet), or
-    rounds of bots of equal score (Swiss, ``tournament.swiss``)."""
+    """Who plays whom: everyone everyone (round robin), one bot everyone (gauntlet), rounds
+    of bots of equal score (Swiss, ``tournament.swiss``), a bracket (``tournament.knockout``)
+    or round robins of a field cut stage by stage (finals, ``tournament.finals``)."""
 
     ROUND_ROBIN = "round_robin"
     GAUNTLET = "gauntlet"
     SWISS = "swiss"
     KNOCKOUT = "knockout"
+    FINALS = "finals"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,14 @@ class TournamentConfig:
     rounds: int | None = None
     #: A knockout match's extra duplicate pairs at most while it is level (None: 4).
     extra_pairs: int | None = None
+    #: Finals (``tournament.finals``): the share of the field dropped after each stage, the
+    #: places whose order is to be decided, the confidence that decides it, whether to play
+    #: on until it is decided, and the stages at most (None: ``FINALS_DEFAULTS``).
+    cut: float | None = None
+    top: int | None = None
+    confidence: float | None = None
+    until_stable: bool = False
+    max_stages: int | None = None
     sandbox: SandboxMode = SandboxMode.AUTO
     limits: Limits = field(default_factory=Limits)
     #: Each bot's log is kept to about this size, the oldest part dropped.
@@ -162,6 +172,7 @@ class TournamentConfig:
             raise ConfigError(
                 f"extra_pairs: must be in [0, 1000], got {self.extra_pairs}", key="extra_pairs"
             )
+        self._check_finals(names)
         if self.format is TournamentFormat.SWISS:
             # A bye each for an odd field, else no two bots meeting twice (tournament.swiss).
             most = swiss_max_rounds(len(names))
@@ -176,6 +187,57 @@ class TournamentConfig:
                 f"gauntlet_bot: {self.gauntlet_bot!r} is not one of the bots ({', '.join(names)})",
                 key="gauntlet_bot",
             )
+
+    def _check_finals(self, names: Sequence[str]) -> None:
+        given = {
+            key: value
+            for key, value in (
+                ("cut", self.cut),
+                ("top", self.top),
+                ("confidence", self.confidence),
+                ("max_stages", self.max_stages),
+                ("until_stable", self.until_stable or None),
+            )
+            if value is not None
+        }
+        if given and self.format is not TournamentFormat.FINALS:
+            key = next(iter(given))
+            raise ConfigError(f'{key} is set, but format is not "finals"', key=key)
+        if self.format is not TournamentFormat.FINALS:
+            return
+        settings = self.finals
+        if not 0 < settings.cut < 1:
+            raise ConfigError(
+                f"cut: the share of the field dropped after a stage, in (0, 1), got "
+                f"{settings.cut:g}",
+                key="cut",
+            )
+        if not 1 <= settings.top <= len(names):
+            raise ConfigError(
+                f"top: the places whose order the finals decide, 1 to {len(names)} (the bots), "
+                f"got {settings.top}",
+                key="top",
+            )
+        if not 0.5 <= settings.confidence < 1:
+            raise ConfigError(
+                f"confidence: a likelihood of superiority in [0.5, 1), got {settings.confidence:g}",
+                key="confidence",
+            )
+        if not 1 <= settings.max_stages <= 100:
+            raise ConfigError(f"max_stages: 1 to 100, got {settings.max_stages}", key="max_stages")
+
+    @property
+    def finals(self) -> FinalsSettings:
+        """The finals' settings, defaults filled in."""
+        return FinalsSettings(
+            cut=FINALS_DEFAULTS.cut if self.cut is None else float(self.cut),
+            top=min(FINALS_DEFAULTS.top, len(self.bots)) if self.top is None else self.top,
+            confidence=(
+                FINALS_DEFAULTS.confidence if self.confidence is None else float(self.confidence)
+            ),
+            until_stable=self.until_stable,
+            max_stages=FINALS_DEFAULTS.max_stages if self.max_stages is None else self.max_stages,
+        )
 
     @property
     def gauntlet_name(self) -> str:
@@ -227,6 +289,8 @@ class TournamentConfig:
             data["swiss_rounds"] = self.swiss_rounds
         if self.format is TournamentFormat.KNOCKOUT:
             data["knockout_extra_pairs"] = self.knockout_extra_pairs
+        if self.format is TournamentFormat.FINALS:
+            data["finals"] = asdict(self.finals)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> dict[str, Any]:
@@ -264,7 +328,28 @@ class TournamentConfig:
                 if self.format is TournamentFormat.KNOCKOUT
                 else {}
             ),
+            **(
+                {"format": self.format.value, **asdict(self.finals)}
+                if self.format is TournamentFormat.FINALS
+                else {}
+            ),
         }
+
+
+@dataclass(frozen=True)
+class FinalsSettings:
+    """A finals event's settings (``tournament.finals`` says what each does)."""
+
+    cut: float
+    top: int
+    confidence: float
+    until_stable: bool
+    max_stages: int
+
+
+#: The finals' defaults: drop half the field a stage, decide a podium (of a field of three
+#: bots or more) at 95%, 10 stages.
+FINALS_DEFAULTS = FinalsSettings(cut=0.5, top=3, confidence=0.95, until_stable=False, max_stages=10)
 
 
 def swiss_max_rounds(bots: int) -> int:
@@ -307,6 +392,11 @@ _PLAIN_KEYS = (
     _Key("gauntlet_bot", "gauntlet_bot", str, "--gauntlet"),
     _Key("rounds", "rounds", int, "--rounds"),
     _Key("extra_pairs", "extra_pairs", int),
+    _Key("cut", "cut", _NUMBER, "--cut"),
+    _Key("top", "top", int, "--top"),
+    _Key("confidence", "confidence", _NUMBER, "--confidence"),
+    _Key("until_stable", "until_stable", bool, "--until-stable"),
+    _Key("max_stages", "max_stages", int, "--max-stages"),
 )
 _KEYS = {key.toml for key in _PLAIN_KEYS} | {"bots", "ruleset", "limits"}
 #: Config keys that a command-line option can set: the option and the field it overrides.
@@ -419,7 +509,7 @@ def _where(
 
 _CHOICES_TEXT = {
     "failure_policy": "'forfeit' or 'default_action'",
-    "format": "'round_robin', 'gauntlet', 'swiss' or 'knockout'",
+    "format": "'round_robin', 'gauntlet', 'swiss', 'knockout' or 'finals'",
 }
 
 

@@ -2,8 +2,8 @@
 
 An organizer running a 200-bot Swiss overnight wants a message, not a terminal to watch.
 The summary (``summary``) names the event, its format, how many games it played of how many,
-its standings (the Swiss's or the knockout's too), and where its results are.  The POST is
-tried ``ATTEMPTS`` times with a growing pause, each bounded by ``TIMEOUT_S``; a failing
+its standings (the Swiss's, the knockout's or the finals' too), and where its results are.
+The POST is tried ``ATTEMPTS`` times with a growing pause, each bounded by ``TIMEOUT_S``; a failing
 endpoint is reported and never fails the event (its results are written before).
 Only http and https URLs are accepted (``check_url``: a ``file:`` or other scheme is refused
 before the event starts), and no redirect is followed, so the POST goes where it was told.
@@ -60,6 +60,9 @@ def summary(
         body["swiss_standings"] = sections["swiss"]["standings"]
     if "knockout" in sections:
         body["champion"] = sections["knockout"]["champion"]
+    if "finals" in sections:
+        finals = sections["finals"]
+        body["finals"] = {key: finals[key] for key in ("order", "decided", "ended")}
     return body
 
 

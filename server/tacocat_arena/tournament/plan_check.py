@@ -68,7 +68,19 @@ def config_from_metadata(metadata: Mapping[str, Any]) -> TournamentConfig:
         gauntlet_bot=str(metadata["gauntlet_bot"]) if gauntlet else None,
         rounds=int(metadata["rounds"]) if kind is TournamentFormat.SWISS else None,
         extra_pairs=int(metadata["extra_pairs"]) if kind is TournamentFormat.KNOCKOUT else None,
+        **(_finals_keys(metadata) if kind is TournamentFormat.FINALS else {}),
     )
+
+
+def _finals_keys(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A finals event's settings as ``TournamentConfig.describe`` states them."""
+    return {
+        "cut": float(metadata["cut"]),
+        "top": int(metadata["top"]),
+        "confidence": float(metadata["confidence"]),
+        "until_stable": bool(metadata["until_stable"]),
+        "max_stages": int(metadata["max_stages"]),
+    }
 
 
 def check_plan(folder: Path, games: Sequence[Played]) -> PlanCheck:

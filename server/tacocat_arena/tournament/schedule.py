@@ -10,8 +10,8 @@ a deal from the config, and anyone can re-derive every deal afterwards.  Each pa
 its own deals: a bot that remembered cards could otherwise recognise a deal it had met in
 another pairing.  Games are ordered deal by deal across pairings, and the two games of a
 duplicate pair are adjacent, so an interrupted tournament has played every pairing about
-equally.  A Swiss event's plan grows round by round from the results (``tournament.swiss``):
-``plan_for`` gives the rounds paired so far.
+equally.  A Swiss event's plan grows round by round from the results (``tournament.swiss``),
+a knockout's and a finals event's likewise: ``plan_for`` gives the stages planned so far.
 """
 
 from __future__ import annotations
@@ -125,6 +125,10 @@ def plan_for(
         from tacocat_arena.tournament.knockout import knockout_state
 
         return knockout_state(config, results, secret=secret).plan
+    if config.format is TournamentFormat.FINALS:
+        from tacocat_arena.tournament.finals import finals_state
+
+        return finals_state(config, results, secret=secret).plan
     if config.format is TournamentFormat.GAUNTLET:
         return gauntlet(config.gauntlet_name, names, games, seed, secret=secret)
     return round_robin(names, games, seed, secret=secret)
@@ -143,4 +147,7 @@ def games_planned(config: TournamentConfig) -> int:
         return config.swiss_rounds * (len(config.bots) // 2) * config.games_per_pairing
     if config.format is TournamentFormat.KNOCKOUT:  # at least: level matches play on
         return (len(config.bots) - 1) * config.games_per_pairing
+    if config.format is TournamentFormat.FINALS:  # at least: its first stage
+        bots = len(config.bots)
+        return bots * (bots - 1) // 2 * config.games_per_pairing
     return len(plan_for(config, secret=""))

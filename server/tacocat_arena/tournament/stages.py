@@ -1,10 +1,12 @@
 """Running an event in stages: a Swiss's rounds, a knockout's rounds (and a match's extra
-pairs).  Pair the next stage from the store, play it, and again until the event is decided.
+pairs), a finals event's cut fields.  Pair the next stage from the store, play it, and again
+until the event is decided.
 
 Each stage is a run of its own plan (``runner.run_tournament`` with the stage's games), so
 everything a round robin's run guarantees holds per stage: twins, sandbox, restarts, every
 game committed before it counts.  The next stage is planned only from the store once the
-last one is finished (``swiss.swiss_state``, ``knockout.knockout_state``), so an event
+last one is finished (``swiss.swiss_state``, ``knockout.knockout_state``,
+``finals.finals_state``), so an event
 killed at any point and resumed plans every stage as the uninterrupted one would, and
 replays no finished game.
 """
@@ -17,6 +19,7 @@ from typing import Any
 
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
+from tacocat_arena.tournament.finals import finals_state, stage_lines
 from tacocat_arena.tournament.knockout import knockout_state
 from tacocat_arena.tournament.runner import ProgressCallback, TournamentRun, run_tournament
 from tacocat_arena.tournament.schedule import PlannedGame, games_planned, plan_for
@@ -24,7 +27,7 @@ from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.swiss import round_lines, swiss_state
 
 #: The formats played in stages.
-STAGED = frozenset({TournamentFormat.SWISS, TournamentFormat.KNOCKOUT})
+STAGED = frozenset({TournamentFormat.SWISS, TournamentFormat.KNOCKOUT, TournamentFormat.FINALS})
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,11 @@ def next_stage(
         if state.finished == config.swiss_rounds:
             return None
         return Stage(round_lines(state), state.games[-1])
+    if config.format is TournamentFormat.FINALS:
+        finals = finals_state(config, results, secret=secret)
+        if finals.ended is not None:
+            return None
+        return Stage(stage_lines(finals), finals.stages[-1].games)
     bracket = knockout_state(config, results, secret=secret)
     if bracket.champion is not None:
         return None
@@ -96,6 +104,6 @@ async def run_stages(
         if any(game.game_id not in finished for game in stage.games):
             break  # stopped before the stage's end: the next run resumes it
     else:
-        # Over: a knockout's level matches played on, so its plan is what it played.
+        # Over: a knockout's level matches and a finals' stages are what it played.
         total = len(plan_for(config, secret=secret, results=store.results()))
     return TournamentRun(total, resumed, played, unplayed, exits, startup)
