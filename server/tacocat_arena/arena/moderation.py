@@ -27,7 +27,7 @@ The rules (docs/submissions.md says them to players):
 
 from __future__ import annotations
 
-from tacocat_arena.arena.store import ArenaError
+from tacocat_arena.arena.store import ArenaError, NotFound
 from tacocat_arena.arena.submissions import Status, Submissions, Version, parse_identity
 
 #: Where an organizer's or a player's action on a version may start from.
@@ -39,13 +39,13 @@ REVOCABLE = frozenset({Status.ACTIVE, Status.PROBATION, Status.RETIRED, Status.S
 REASON_CHARS = 500
 
 
-class NoSuchVersion(ArenaError):
-    """The version named does not exist (HTTP 404)."""
+class NoSuchVersion(NotFound):
+    """The version named does not exist."""
 
 
 class NotAllowed(ArenaError):
-    """The version exists but the action does not apply to it now (HTTP 409); the message
-    says its status and what would."""
+    """The version exists but the action does not apply to it now (a conflict, 409); the
+    message says its status and what would."""
 
 
 def find(submissions: Submissions, player: str, number: int) -> Version:

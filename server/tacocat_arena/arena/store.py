@@ -67,7 +67,25 @@ REFUSALS_KEPT = 200
 
 
 class ArenaError(RuntimeError):
-    """A request the arena cannot carry out; the message says what to do instead."""
+    """A request the arena cannot carry out; the message says what to do instead.
+
+    Each kind carries the HTTP status that answers it on the web page (web/access.py's
+    ``arena_error`` is the one place that maps it): by default the request conflicts with the
+    arena's state (409: a name taken, an action that does not apply now)."""
+
+    http_status = 409
+
+
+class NotFound(ArenaError):
+    """What the request names does not exist (no such player, no such version)."""
+
+    http_status = 404
+
+
+class TooLarge(ArenaError):
+    """The request's body is over its cap."""
+
+    http_status = 413
 
 
 @dataclass(frozen=True)
@@ -171,7 +189,7 @@ class ArenaStore:
             (name,),
         ).rowcount
         if not changed:
-            raise ArenaError(f"no active player {name!r}: see `tacocat-arena players list`")
+            raise NotFound(f"no active player {name!r}: see `tacocat-arena players list`")
 
     def players(self) -> list[Player]:
         """Every player ever registered, by name."""

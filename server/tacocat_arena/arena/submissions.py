@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from tacocat_arena.arena.players import hash_token
-from tacocat_arena.arena.store import ArenaError, ArenaStore
+from tacocat_arena.arena.store import ArenaStore, TooLarge
 from tacocat_arena.launch.package import (
     DEFAULT_CAPS,
     MANIFEST,
@@ -530,7 +530,7 @@ def player_for_token(store: ArenaStore, token: str) -> str | None:
 
 
 async def receive_body(chunks: AsyncIterator[bytes], into: Path, cap: int) -> int:
-    """Write an upload's body to ``into`` as it arrives; ArenaError (and ``into`` removed) once
+    """Write an upload's body to ``into`` as it arrives; TooLarge (and ``into`` removed) once
     it passes ``cap`` bytes or if the stream breaks off (an upload cut mid-way)."""
     size = 0
     try:
@@ -538,7 +538,7 @@ async def receive_body(chunks: AsyncIterator[bytes], into: Path, cap: int) -> in
             async for chunk in chunks:
                 size += len(chunk)
                 if size > cap:
-                    raise ArenaError(
+                    raise TooLarge(
                         f"the upload is over the cap of {cap} bytes (package caps: archive_bytes)"
                     )
                 out.write(chunk)

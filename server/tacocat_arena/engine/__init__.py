@@ -53,10 +53,12 @@ if TYPE_CHECKING:
     from tacocat_arena.engine.view import (
         LegalOptions,
         SeatView,
+        SpectatorView,
         build_view,
         legal_options,
         public_event,
         spectator_event,
+        spectator_view,
     )
 
 #: Each public name and the submodule that defines it.
@@ -103,10 +105,12 @@ _WHERE = {
     "other": "types",
     "LegalOptions": "view",
     "SeatView": "view",
+    "SpectatorView": "view",
     "build_view": "view",
     "legal_options": "view",
     "public_event": "view",
     "spectator_event": "view",
+    "spectator_view": "view",
 }
 
 
@@ -153,6 +157,7 @@ __all__ = [
     "RulesetError",
     "Seat",
     "SeatView",
+    "SpectatorView",
     "Termination",
     "TieRule",
     "build_view",
@@ -166,6 +171,7 @@ __all__ = [
     "other",
     "public_event",
     "spectator_event",
+    "spectator_view",
     "replay",
     "move_tacocat",
     "round_deck",

@@ -1,6 +1,7 @@
 """What one seat may know (RULES-SPEC I1), and nothing it may not (I2).
 
-``build_view`` is the only place that decides what a seat sees; the referee's protobuf view
+``build_view`` is the only place that decides what a seat sees, and ``spectator_view`` what
+anyone watching a game in flight sees (what both seats may know); the referee's protobuf view
 and the SDK's view are plain mappings of a ``SeatView``.  A view holds values only: small
 tuples, the ruleset, and the seat's own public copy of this round's events, which the game
 appends as events happen (``Game.seen``, built with ``public_event``).  It holds no reference
@@ -141,6 +142,39 @@ def legal_options(view: SeatView) -> LegalOptions | None:
 _new = tuple.__new__
 
 
+class SpectatorView(NamedTuple):
+    """What anyone watching a game in flight may know at one moment: what both seats may
+    know, and nothing only one of them may (no hand, no card drawn, no draw pile's order, no
+    simultaneous choice before both are revealed).  The arena's live page is built from it
+    alone (web/views.py), so a spectator who passes it on to a bot gives that bot nothing
+    its own view does not hold.  ``events`` is the whole game's log so far in public form
+    (``spectator_event``), oldest first; ``rounds_won`` counts each seat's rounds."""
+
+    round: int
+    tacocat: int
+    covered: tuple[bool, ...]
+    ruleset: Ruleset
+    hand_sizes: tuple[int, int]
+    draw_pile_size: int
+    rounds_won: tuple[int, int]
+    events: tuple[Event, ...]
+
+
+def spectator_view(game: Game) -> SpectatorView:
+    """The view of a spectator of ``game`` now."""
+    won = [result.winner for result in game.round_results]
+    return SpectatorView(
+        round=game.round,
+        tacocat=game.tacocat,
+        covered=game.covered,
+        ruleset=game.ruleset,
+        hand_sizes=(len(game.hands[0]), len(game.hands[1])),
+        draw_pile_size=len(game.draw_pile),
+        rounds_won=(won.count(0), won.count(1)),
+        events=tuple(spectator_event(event) for event in game.events),
+    )
+
+
 def spectator_event(event: Event) -> Event:
     """The part of a full-log ``event`` that a spectator may know: what both seats may know.
 
@@ -168,8 +202,10 @@ def spectator_event(event: Event) -> Event:
 __all__ = [
     "LegalOptions",
     "SeatView",
+    "SpectatorView",
     "build_view",
     "legal_options",
     "public_event",
     "spectator_event",
+    "spectator_view",
 ]

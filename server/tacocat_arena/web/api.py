@@ -7,6 +7,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tacocat_arena.web import views
+from tacocat_arena.web.access import Access, access
 from tacocat_arena.web.pages import bot_data
 from tacocat_arena.web.rendering import arena_of
 
@@ -14,21 +15,25 @@ from tacocat_arena.web.rendering import arena_of
 GAMES_LIMIT = 1000
 
 
+@access(Access.PUBLIC)
 async def leaderboard(request: Request) -> Response:
     """The leaderboard's rows."""
     return JSONResponse(views.leaderboard(arena_of(request)))
 
 
+@access(Access.PUBLIC)
 async def status(request: Request) -> Response:
     """The arena in numbers."""
     return JSONResponse(views.status(arena_of(request)))
 
 
+@access(Access.PUBLIC)
 async def connections(request: Request) -> Response:
     """Who is connected, the refused connections."""
     return JSONResponse(views.connections(arena_of(request)))
 
 
+@access(Access.PUBLIC)
 async def games(request: Request) -> Response:
     """Games in flight then finished ones, newest first (``?bot=``, ``?event=``, ``?limit=``)."""
     arena = arena_of(request)
@@ -47,6 +52,7 @@ async def games(request: Request) -> Response:
     return JSONResponse(live + [views.game_summary(g) for g in stored])
 
 
+@access(Access.PUBLIC)
 async def game(request: Request) -> Response:
     """A live game's spectator state, or a finished game with its record."""
     arena = arena_of(request)
@@ -63,6 +69,7 @@ async def game(request: Request) -> Response:
     return JSONResponse({**views.game_summary(stored), "record": record, "deal": deal})
 
 
+@access(Access.PUBLIC)
 async def bot(request: Request) -> Response:
     """What the bot page shows, without its chart."""
     data = await bot_data(arena_of(request), request.path_params["name"])

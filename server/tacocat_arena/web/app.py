@@ -6,7 +6,10 @@ streams), ``api`` (read-only JSON), ``organizer`` (actions that need the organiz
 ``players`` (a player's page and its versions), ``failures`` (a player's own failures and
 output, for its token and the organizer's).
 Handlers are thin: they read the request, call a function of ``views`` and render a template
-file or JSON.  The app runs on the arena's own asyncio loop (``serve_web``), so it reads the
+file or JSON.  Each declares whose token its route needs (``access``: one place reads the
+bearer token and refuses), and an ``ArenaError`` a handler lets through is answered with the
+status its class carries (``access.arena_error``, the app's one handler of it).
+The app runs on the arena's own asyncio loop (``serve_web``), so it reads the
 arena's state directly, without locks: nothing changes between two awaits.
 """
 
@@ -21,7 +24,9 @@ import uvicorn
 from starlette.applications import Starlette
 
 from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.arena.store import ArenaError
 from tacocat_arena.web import api, desk, failures, organizer, pages, players, uploads
+from tacocat_arena.web.access import arena_error
 from tacocat_arena.web.health import GameClock
 from tacocat_arena.web.limits import StreamLimits, WebLimits, limited_protocol
 
@@ -37,7 +42,7 @@ def create_app(arena: Arena) -> Starlette:
         *desk.ROUTES,
         *failures.ROUTES,
     ]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, exception_handlers={ArenaError: arena_error})
     app.state.arena = arena
     app.state.game_clock = GameClock(arena)
     return app

@@ -3,7 +3,7 @@ resume, and the arena's health, for the holder of the organizer's token.
 
 The page itself holds no data: its script asks ``/admin/sections`` (HTML rendered from the
 desk's templates) and ``/api/admin`` (the same as JSON) with the token as a bearer token,
-as every organizer action does (``organizer.py``), and keeps the token in the tab's
+as every organizer action does (``access.py``), and keeps the token in the tab's
 ``sessionStorage`` only.  No cookie means no request another site can make in the
 organizer's name.
 """
@@ -19,8 +19,8 @@ from starlette.routing import Route
 
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.web import views
+from tacocat_arena.web.access import Access, access
 from tacocat_arena.web.health import GameClock
-from tacocat_arena.web.organizer import is_organizer, refusal
 from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
 
 #: Refused connections the desk lists (the store keeps up to ``store.REFUSALS_KEPT``).
@@ -97,26 +97,23 @@ def _clock(request: Request) -> GameClock:
     return clock
 
 
+@access(Access.PUBLIC)  # the page holds no data: its script asks with the token
 async def desk(request: Request) -> Response:
     """The desk's page: a sign-in form until the token is given, then the sections."""
     return page(request, "admin.html", {})
 
 
+@access(Access.ORGANIZER)
 async def sections(request: Request) -> Response:
-    """The desk's sections as HTML (organizer only)."""
-    arena = arena_of(request)
-    if not is_organizer(arena, request):
-        return refusal()
-    context = desk_data(arena, _clock(request))
+    """The desk's sections as HTML."""
+    context = desk_data(arena_of(request), _clock(request))
     return HTMLResponse(TEMPLATES.get_template("_desk.html").render(context))
 
 
+@access(Access.ORGANIZER)
 async def api_desk(request: Request) -> Response:
-    """The desk's data as JSON (organizer only)."""
-    arena = arena_of(request)
-    if not is_organizer(arena, request):
-        return refusal()
-    return JSONResponse(desk_data(arena, _clock(request)))
+    """The desk's data as JSON."""
+    return JSONResponse(desk_data(arena_of(request), _clock(request)))
 
 
 ROUTES = [

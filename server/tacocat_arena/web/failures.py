@@ -10,25 +10,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tacocat_arena.arena.failures import owner_report
-from tacocat_arena.arena.submissions import player_for_token
-from tacocat_arena.web.organizer import is_organizer
+from tacocat_arena.web.access import Access, access, error
 from tacocat_arena.web.rendering import arena_of
 
 
+@access(Access.OWNER_UNSEEN, owner="name")
 async def failures(request: Request) -> Response:
-    """The owner's report, or 401/404."""
-    arena = arena_of(request)
-    name = request.path_params["name"]
-    header = request.headers.get("authorization", "")
-    token = header.removeprefix("Bearer ") if header.startswith("Bearer ") else ""
-    if not token:
-        return JSONResponse(
-            {"error": "send the player's token: 'Authorization: Bearer <token>'"}, 401
-        )
-    allowed = player_for_token(arena.store, token) == name or is_organizer(arena, request)
-    report = owner_report(arena, name) if allowed else None
+    """The owner's report (404 for no such player, as for a stranger)."""
+    report = owner_report(arena_of(request), request.path_params["name"])
     if report is None:
-        return JSONResponse({"error": "no such player, or not yours"}, 404)
+        return error("no such player, or not yours", 404)
     return JSONResponse(report)
 
 

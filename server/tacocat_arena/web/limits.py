@@ -21,16 +21,61 @@ per client address, and its 503 has no Retry-After.  So:
 
 The client address is the TCP peer's: behind a reverse proxy every client is the proxy, so
 there raise the per-client caps (or set them at the proxy).
+
+uvicorn has no public hook for any of the three protocol checks (its ``Config`` takes a
+protocol class, not callbacks), so ``_LimitedProtocol`` subclasses its private
+``HttpToolsProtocol``.  That is why pyproject pins uvicorn to the minor version this was
+tested with (0.54.x) instead of ``>=``: a private class may change in any release.
+``protocol_problems`` names what the subclass relies on that a given uvicorn lacks (methods
+and their parameters, attributes it reads); tests/test_web_limits_shape.py fails with that
+list, so raising the pin starts from a clear message, not a server that silently stops
+enforcing a limit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+
+#: The methods of ``HttpToolsProtocol`` that ``_LimitedProtocol`` overrides and calls, with
+#: their parameters, and the attributes it reads (of the protocol; of its request cycle).
+RELIED_ON_METHODS = {
+    "connection_made": ("self", "transport"),
+    "connection_lost": ("self", "exc"),
+    "data_received": ("self", "data"),
+    "on_headers_complete": ("self",),
+    "on_body": ("self", "body"),
+    "on_message_complete": ("self",),
+}
+RELIED_ON_ATTRIBUTES = ("client", "transport", "cycle", "url", "headers", "loop")
+RELIED_ON_CYCLE = ("response_complete",)
+
+
+def protocol_problems() -> list[str]:
+    """What ``_LimitedProtocol`` relies on that the installed uvicorn's private
+    ``HttpToolsProtocol`` lacks (empty: the shape it was written for)."""
+    problems = []
+    for name, parameters in RELIED_ON_METHODS.items():
+        method = getattr(HttpToolsProtocol, name, None)
+        found = None if method is None else tuple(inspect.signature(method).parameters)
+        if found != parameters:
+            problems.append(f"HttpToolsProtocol.{name}{found or ' missing'}, not {parameters}")
+    for kind, names in (
+        (HttpToolsProtocol, RELIED_ON_ATTRIBUTES),
+        (RequestResponseCycle, RELIED_ON_CYCLE),
+    ):
+        source = inspect.getsource(kind)
+        problems += [
+            f"{kind.__name__} sets no self.{name}"
+            for name in names
+            if f"self.{name} =" not in source and f"self.{name}: " not in source
+        ]
+    return problems
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from tacocat_arena.arena.names import public_record
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.report import FrameError, end_update, live_update, render_live, render_replay
 from tacocat_arena.web import views
+from tacocat_arena.web.access import Access, access
 from tacocat_arena.web.charts import rating_chart
 from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
 from tacocat_arena.web.streams import LIVE_POLL_S, SharedRender, event_stream
@@ -42,11 +43,13 @@ def index_context(arena: Arena) -> dict[str, Any]:
     }
 
 
+@access(Access.PUBLIC)
 async def index(request: Request) -> Response:
     """The leaderboard, who is connected and the latest games."""
     return page(request, "index.html", index_context(arena_of(request)))
 
 
+@access(Access.PUBLIC)
 async def index_events(request: Request) -> Response:
     """The index page's stream: its sections re-rendered whenever one changes (one render
     per change for all the open pages)."""
@@ -69,6 +72,7 @@ async def index_events(request: Request) -> Response:
 _INDEX_SECTIONS: weakref.WeakKeyDictionary[Arena, SharedRender] = weakref.WeakKeyDictionary()
 
 
+@access(Access.PUBLIC)
 async def bot_page(request: Request) -> Response:
     """One bot: its standing, rating over time, games and refused connections."""
     name = request.path_params["name"]
@@ -78,6 +82,7 @@ async def bot_page(request: Request) -> Response:
     return page(request, "bot.html", data)
 
 
+@access(Access.PUBLIC)
 async def game_page(request: Request) -> Response:
     """A live game's spectator page, or a finished game's replay (or plain account)."""
     arena = arena_of(request)
@@ -120,6 +125,7 @@ async def game_page(request: Request) -> Response:
     return page(request, "game.html", context)
 
 
+@access(Access.PUBLIC)
 async def game_events(request: Request) -> Response:
     """A live game's stream: its spectator state and frames on every change, then ``end``
     with the finished game's frames (its record is public once it is stored)."""

@@ -15,6 +15,7 @@ from starlette.routing import Route
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.submissions import Version, version_summary
 from tacocat_arena.web import views
+from tacocat_arena.web.access import Access, access
 from tacocat_arena.web.charts import rating_chart
 from tacocat_arena.web.rendering import arena_of, page
 
@@ -22,6 +23,7 @@ from tacocat_arena.web.rendering import arena_of, page
 COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b83280")
 
 
+@access(Access.PUBLIC)
 async def player_page(request: Request) -> Response:
     """One player: 404 unless registered or with versions."""
     name = request.path_params["name"]

@@ -22,14 +22,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tacocat_arena.arena.hosted import Hosting
-from tacocat_arena.arena.store import ArenaError
-from tacocat_arena.arena.submissions import (
-    Status,
-    parse_version_number,
-    player_for_token,
-    receive_body,
-)
-from tacocat_arena.web.organizer import is_organizer
+from tacocat_arena.arena.submissions import Status, parse_version_number, receive_body
+from tacocat_arena.web.access import Access, access, caller, error
 from tacocat_arena.web.rendering import arena_of
 
 #: Seconds an upload's body may take to arrive (a body trickled in never holds a connection
@@ -43,39 +37,29 @@ def hosting_of(request: Request) -> Hosting | None:
 
 
 def _no_hosting() -> Response:
-    return JSONResponse({"error": "this arena takes no submissions"}, 404)
-
-
-def _bearer(request: Request) -> str:
-    header = request.headers.get("authorization", "")
-    return header.removeprefix("Bearer ") if header.startswith("Bearer ") else ""
+    return error("this arena takes no submissions", 404)
 
 
 def _too_many(message: str, retry_after_s: int) -> Response:
+    """429, saying when to try again."""
     return JSONResponse(
         {"error": message}, 429, headers={"Retry-After": str(max(1, retry_after_s))}
     )
 
 
+@access(Access.PLAYER)
 async def submit(request: Request) -> Response:
     """Receive a package archive as the player's next version (201, or 422 if refused)."""
     hosting = hosting_of(request)
     if hosting is None:
         return _no_hosting()
-    token = _bearer(request)
-    player = player_for_token(hosting.arena.store, token) if token else None
-    if player is None:
-        return JSONResponse(
-            {"error": "send your player's token: 'Authorization: Bearer <token>'"}, 401
-        )
+    player = caller(request).player
+    assert player is not None  # Access.PLAYER
     cap = hosting.settings.caps.archive_bytes
     text = request.headers.get("content-length", "")
     length = int(text) if text.isdigit() and len(text) < 19 else None  # 400 digits: no length
     if length is None and text or length is not None and length > cap:
-        return JSONResponse(
-            {"error": f"the upload is {text[:40]} bytes, over the cap of {cap} (archive_bytes)"},
-            413,
-        )
+        return error(f"the upload is {text[:40]} bytes, over the cap of {cap} (archive_bytes)", 413)
     submissions = hosting.submissions
     if player in submissions.busy:
         return _too_many("another upload of yours is being received: one at a time", 5)
@@ -95,13 +79,10 @@ async def _receive(request: Request, hosting: Hosting, player: str, cap: int) ->
     try:
         async with asyncio.timeout(UPLOAD_TIMEOUT_S):
             size = await receive_body(request.stream(), body, cap)
-    except ArenaError as error:
-        return JSONResponse({"error": str(error)}, 413)
     except ClientDisconnect:
-        return JSONResponse({"error": "the upload was cut off: no version was made"}, 400)
+        return error("the upload was cut off: no version was made", 400)
     except TimeoutError:
-        message = f"the upload took over {UPLOAD_TIMEOUT_S:g} s: no version was made"
-        return JSONResponse({"error": message}, 408)
+        return error(f"the upload took over {UPLOAD_TIMEOUT_S:g} s: no version was made", 408)
     over = hosting.submissions.over_quota(player, size)  # a body sent with no length
     if over is not None:
         body.unlink(missing_ok=True)
@@ -118,12 +99,14 @@ async def _receive(request: Request, hosting: Hosting, player: str, cap: int) ->
     return JSONResponse(detail, 422 if version.status is Status.REJECTED else 201)
 
 
+@access(Access.PUBLIC)
 async def listing(request: Request) -> Response:
     """Every version: player, version, sha256, status, games, reason."""
     hosting = hosting_of(request)
     return JSONResponse([] if hosting is None else hosting.summaries())
 
 
+@access(Access.PUBLIC)
 async def version(request: Request) -> Response:
     """One version: with the full reason and its gate's log for its owner (its player's
     token) and the organizer; its status and public reason for anyone else."""
@@ -133,15 +116,10 @@ async def version(request: Request) -> Response:
     player = request.path_params["player"]
     number = parse_version_number(request.path_params["version"])
     if number is None:
-        return JSONResponse({"error": "no such version (a version is 1, 2, ...)"}, 404)
-    token = _bearer(request)
-    private = bool(token) and (
-        player_for_token(hosting.arena.store, token) == player
-        or is_organizer(hosting.arena, request)
-    )
-    found = hosting.detail(player, number, private=private)
+        return error("no such version (a version is 1, 2, ...)", 404)
+    found = hosting.detail(player, number, private=caller(request).may_read(player))
     if found is None:
-        return JSONResponse({"error": "no such version"}, 404)
+        return error("no such version", 404)
     return JSONResponse(found)
 
 

@@ -1,8 +1,9 @@
 """What the arena's pages and JSON API show, as plain data: no rule or statistic of its own.
 
 The standings are the ladder's (``stats.tables.standings_of``, Bradley-Terry ratings);
-a live game is shown only through ``engine.spectator_event``, public counts and the clock of
-the decision pending, never a hand or the draw pile; a finished game's record is public
+a live game is shown only through the engine's ``spectator_view`` (beside ``build_view``:
+what both seats may know, never a hand or the draw pile) and the clock of the decision
+pending; a finished game's record is public
 (docs/game-record.md).  Bots go by their public names everywhere: a twin instance
 (``alice@v1~B``, the process that plays a duplicate pair's second game) is its bot
 (``public_name``).
@@ -17,7 +18,7 @@ from tacocat_arena.arena.ladder import Arena, ConnectionFailure, LiveGame
 from tacocat_arena.arena.names import public_name, public_text
 from tacocat_arena.arena.store import StoredGame
 from tacocat_arena.arena.submissions import Status, parse_identity, version_summary
-from tacocat_arena.engine import spectator_event
+from tacocat_arena.engine import spectator_view
 from tacocat_arena.report import Frame, spectator_frames
 from tacocat_arena.report.plot import elo_plot
 
@@ -256,19 +257,20 @@ def spectator_state(live: LiveGame) -> dict[str, Any]:
     if game is None or game.outcome is not None:
         state.update(started=game is not None, events=[], board=None, pending=[])
         return state
+    view = spectator_view(game)
     state.update(
         started=True,
         pending=pending_decisions(live),
-        round=game.round,
+        round=view.round,
         board={
-            "tacocat": game.tacocat,
-            "spaces": game.ruleset.spaces,
-            "covered": [i for i, covered in enumerate(game.covered) if covered],
+            "tacocat": view.tacocat,
+            "spaces": view.ruleset.spaces,
+            "covered": [i for i, covered in enumerate(view.covered) if covered],
         },
-        hand_sizes=[len(game.hands[0]), len(game.hands[1])],
-        draw_pile_size=len(game.draw_pile),
-        rounds_won=[sum(1 for r in game.round_results if r.winner == seat) for seat in (0, 1)],
-        events=[spectator_event(event) for event in game.events],
+        hand_sizes=list(view.hand_sizes),
+        draw_pile_size=view.draw_pile_size,
+        rounds_won=list(view.rounds_won),
+        events=list(view.events),
     )
     return state
 
@@ -297,9 +299,10 @@ def live_frames(live: LiveGame) -> list[Frame]:
     game = live.game
     if game is None:
         return []
+    view = spectator_view(game)
     shown = []
-    for event in list(game.events):
+    for event in view.events:
         if event["type"] in _ENDINGS:
             break
-        shown.append(spectator_event(event))
-    return spectator_frames(shown, live_seats(live), game.ruleset)
+        shown.append(event)
+    return spectator_frames(shown, live_seats(live), view.ruleset)
