@@ -210,9 +210,9 @@ def test_a_connected_bot_gets_no_more_pairs_than_its_hello_asked_for(tmp_path: P
             arena.referee.sessions[name] = session
             arena.token_of[session] = store.token_hash(name) or ""
         arena.check_players(reread=True)
-        assert arena.connected_capacity() == {"one": 1, "any": 2, "many": 2}
+        assert arena.capacity().connected == {"one": 1, "any": 2, "many": 2}
         arena.in_flight["one"] += 1
-        assert "one" not in arena.connected_capacity()
+        assert "one" not in arena.capacity().connected
     finally:
         store.close()
 

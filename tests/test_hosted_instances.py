@@ -117,12 +117,9 @@ def test_a_second_process_under_a_live_name_is_refused_and_no_strike(tmp_path: P
             hosting._process_hashes["alice@v1"] = "a live process's token hash"
             with pytest.raises(InstanceInUse, match="alice@v1"):
                 await hosting._start_process("alice@v1", version)
-            first = arena.take_pairs(2)
-            arena.local_pairs += 1
-            for name in ("alice@v1", "zed"):
-                arena.in_flight[name] += 1
+            pairing = arena.reserve("alice@v1", "zed", deals=2, games=2, local=True)
             hosting._mixed.add("alice@v1")
-            await hosting._play_mixed("alice@v1", "zed", first, arena.book("alice@v1", "zed", 2))
+            await hosting._play_mixed(pairing)
             return (
                 hosting.streaks["alice@v1"],
                 arena.in_flight["alice@v1"],

@@ -17,6 +17,7 @@ the ladder and events deal pairings of connected bots independently unless told 
 from __future__ import annotations
 
 import hashlib
+import re
 from enum import StrEnum
 
 from tacocat_arena.arena.matchmaking import pair_key
@@ -24,6 +25,9 @@ from tacocat_arena.tournament.schedule import deal_seed
 
 #: The ``meta`` key of the arena's secret (``storage.stored_secret``).
 SECRET_KEY = "deal_secret"
+#: A ladder game's id: ``L``, its pair number (six digits at least), ``a`` for a pairing's
+#: first game, ``b`` for its second (seats swapped).
+_LADDER_GAME_ID = re.compile(r"L(?P<pair>[0-9]{6,})(?P<half>[ab])")
 
 
 class Deals(StrEnum):
@@ -46,6 +50,21 @@ def pairing_deals(first: int, deals: Deals) -> tuple[int, int]:
     deal number ``first``: ``first`` twice, or ``first`` and ``first + 1``.  The ladder's
     pairs and an event's deals are both numbered so."""
     return (first, first + deals.per_pairing - 1)
+
+
+def ladder_game_id(pair: int, second: bool) -> str:
+    """The id of a ladder game: pair ``pair``'s first game (``L000123a``) or its second,
+    seats swapped (``L000123b``); ``parse_ladder_game_id`` reads it back."""
+    return f"L{pair:06d}{'b' if second else 'a'}"
+
+
+def parse_ladder_game_id(game_id: str) -> tuple[int, bool]:
+    """``(pair, second)`` of a ladder game's id (``ladder_game_id``); ValueError naming the
+    id if it is none."""
+    found = _LADDER_GAME_ID.fullmatch(game_id)
+    if found is None:
+        raise ValueError(f"{game_id!r} is no ladder game id (L, the pair, a or b: L000123a)")
+    return int(found["pair"]), found["half"] == "b"
 
 
 def event_deals_key(event: str) -> str:

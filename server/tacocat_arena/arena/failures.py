@@ -22,6 +22,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from tacocat_arena.arena.hosted import hosted_of
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.store import StoredGame
 from tacocat_arena.check.script import decision_request
@@ -85,9 +86,7 @@ def _any_failure(record: Mapping[str, Any], seat: int) -> bool:
 
 def bots_of(arena: Arena, player: str) -> list[str]:
     """The player's bots: its connected bot's name and its hosted versions' identities."""
-    hosting = arena.hosting
-    versions = [] if hosting is None else hosting.submissions.versions(player)
-    return [player, *(v.identity for v in versions)]
+    return [player, *(v.identity for v in arena.hosting.versions(player))]
 
 
 def player_failures(arena: Arena, player: str) -> list[dict[str, Any]]:
@@ -117,7 +116,7 @@ def tail(path: Path, cap: int = OUTPUT_CAP) -> tuple[str, bool]:
 
 def player_output(arena: Arena, player: str) -> list[dict[str, Any]]:
     """Each hosted version's processes' output (their logs' ends), redacted."""
-    hosting = arena.hosting
+    hosting = hosted_of(arena)
     if hosting is None:
         return []
     shown = []

@@ -46,17 +46,17 @@ import contextlib
 import logging
 import secrets
 import shutil
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from tacocat_arena import __version__
 from tacocat_arena.arena import moderation
-from tacocat_arena.arena.deals import ladder_seed
+from tacocat_arena.arena.deals import ladder_game_id, ladder_seed, parse_ladder_game_id
 from tacocat_arena.arena.gates import GateQueue, GateSettings
-from tacocat_arena.arena.ladder import Arena, Booking
-from tacocat_arena.arena.matchmaking import hosted_pairs, pair_key
+from tacocat_arena.arena.ladder import Arena, Pairing
+from tacocat_arena.arena.matchmaking import hosted_pairs
 from tacocat_arena.arena.players import hash_token
 from tacocat_arena.arena.store import LADDER
 from tacocat_arena.arena.submissions import (
@@ -87,7 +87,7 @@ from tacocat_arena.tournament.executors import (
     play_batch,
     worker_pool,
 )
-from tacocat_arena.tournament.runner import TWIN_SUFFIX, game_result
+from tacocat_arena.tournament.runner import TWIN_SUFFIX
 from tacocat_arena.tournament.schedule import PlannedGame
 
 log = logging.getLogger(__name__)
@@ -260,10 +260,25 @@ class Hosting:
         self.tcp_address = ""
         #: Called with each batch's games once committed (tests and the bench listen).
         self.on_batch: list[Callable[[list[GameResult]], None]] = []
-        arena.hosting = self
+        arena.attach(self)
         self.refresh()
 
+    #: The arena hosts submitted bots (``ladder.HostedWing``; ``NoHosting`` says it does not).
+    enabled = True
+
     # -- what the pages and the API read ------------------------------------------------------
+    def versions(self, player: str | None = None) -> list[Version]:
+        """Every version (of ``player``), oldest first."""
+        return self.submissions.versions(player)
+
+    def version(self, player: str, number: int) -> Version | None:
+        """One version, or None."""
+        return self.submissions.get(player, number)
+
+    def with_status(self, *statuses: Status) -> list[Version]:
+        """The versions in any of ``statuses``, oldest first."""
+        return self.submissions.with_status(*statuses)
+
     def summaries(self) -> list[dict[str, Any]]:
         """Every version, oldest first, as ``GET /api/submissions`` lists them (public)."""
         return [self.summary(v) for v in self.submissions.versions()]
@@ -456,7 +471,7 @@ class Hosting:
             self.gates.put(version)
         try:
             while not stop.is_set():
-                if self.arena.settings.ladder and not self.arena.paused:
+                if self.arena.pairing:
                     self.start_games()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.arena.changes.wait(1.0), 1.5)
@@ -471,60 +486,62 @@ class Hosting:
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        """A task of the wing ended; an error that escaped it is a bug of the arena's (the
+        bots' failures are caught where they happen), logged as one, and strikes no one."""
+        self._tasks.discard(task)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log.error("a hosted task failed by the arena's fault (no version struck)",
+                      exc_info=error)  # fmt: skip
 
     def process_hash(self, name: str) -> str | None:
         """The token hash of hosted process ``name`` while the arena runs it, else None."""
         return self._process_hashes.get(name)
 
-    def start_games(self) -> None:
+    def start_games(self) -> bool:
         """Start what the free slots allow (``matchmaking.hosted_pairs``): batches of two
         playing versions on the workers, and games of the arena's own referee, a version
         against a connected bot or two connected bots (``Arena.start_pair``), least met
-        first over all of them."""
+        first over all of them.  True: the hosted wing pairs everyone (``HostedWing``)."""
         arena = self.arena
         batch_slots = self.runner.slots - self._batches if self._active else 0
-        mixed_slots = arena.concurrency_left()
-        connected = arena.connected_capacity() if mixed_slots > 0 else {}
-        if batch_slots <= 0 and not connected:
-            return
+        free = arena.capacity()
+        if batch_slots <= 0 and not free.connected:
+            return True
         batches, games = hosted_pairs(
             list(self._active),
-            connected,
+            free.connected,
             arena.expected_meetings(),
             arena.ratings,
             batch_slots,
-            mixed_slots,
+            free.slots,
             arena.rng,
             self._mixed,
         )
         for a, b in batches:
             pairs = self.settings.pairs_per_batch
-            first = arena.take_pairs(pairs)
-            booking = arena.book(a, b, 2 * pairs)
+            pairing = arena.reserve(a, b, deals=pairs, games=2 * pairs, local=False)
             self._batches += 1
-            for name in (a, b):
-                arena.in_flight[name] += 1
-            self._spawn(self._play(self._batch(a, b, range(first, first + pairs)), booking))
+            self._spawn(self._play(self._batch(a, b, pairing.pairs), pairing))
         for a, b in games:
             if a not in self._active and b not in self._active:
                 arena.start_pair(a, b)
                 continue
             mine, theirs = (a, b) if a in self._active else (b, a)
-            first = arena.take_pairs(arena.deals_of(mine, theirs))
-            booking = arena.book(mine, theirs, 2)
-            arena.local_pairs += 1
+            deals = arena.deals_of(mine, theirs)
+            pairing = arena.reserve(mine, theirs, deals=deals, games=2, local=True)
             self._mixed.add(mine)
-            for name in (mine, theirs):
-                arena.in_flight[name] += 1
-            self._spawn(self._play_mixed(mine, theirs, first, booking))
+            self._spawn(self._play_mixed(pairing))
+        return True
 
     def _batch(self, a: str, b: str, pairs: range) -> Batch:
         games = []
         for pair in pairs:
             seed = ladder_seed(self.arena.seed, self.arena.secret, LADDER, (a, b), pair)
-            games.append(PlannedGame(f"L{pair:06d}a", (a, b), seed, pair))
-            games.append(PlannedGame(f"L{pair:06d}b", (b, a), seed, pair, twin=True))
+            games.append(PlannedGame(ladder_game_id(pair, False), (a, b), seed, pair))
+            games.append(PlannedGame(ladder_game_id(pair, True), (b, a), seed, pair, twin=True))
         return Batch(pairs.start, tuple(games))
 
     def config(self, batch: Batch) -> TournamentConfig:
@@ -550,8 +567,7 @@ class Hosting:
             max_restarts=1,
         )
 
-    async def _play(self, batch: Batch, booking: Booking) -> None:
-        a, b = batch.bots
+    async def _play(self, batch: Batch, pairing: Pairing) -> None:
         try:
             for attempt in range(self.settings.retries + 1):
                 try:
@@ -563,71 +579,75 @@ class Hosting:
                     continue
                 except (KeyError, PackageError):
                     return  # a version left the ladder since the batch was planned
-                except Exception as error:  # a bot that cannot start: its version's fault
-                    log.warning("batch %s of %s and %s failed: %s", batch.index, a, b, error)
-                    self._strike_for(str(error), (a, b))
+                except Exception as error:
+                    self._failed(batch, error)
                     return
-                await self._commit(games, booking)
+                await self._commit(games, pairing)
                 return
         finally:
-            booking.close()
+            self.arena.release(pairing)
             self._batches -= 1
-            for name in (a, b):
-                self.arena.in_flight[name] -= 1
-            self.arena.wake()
 
-    async def _play_mixed(self, mine: str, theirs: str, first: int, booking: Booking) -> None:
-        """The two games of hosted version ``mine`` against connected bot ``theirs``, seats
-        swapped (``Arena.deal_plan``: independent deals by default), played by the arena's
-        referee: the version's process (its twin for the second game) is started here,
-        sandboxed, for its game alone."""
-        arena = self.arena
-        seeds = set()
+    def _failed(self, batch: Batch, error: Exception) -> None:
+        """A batch failed.  A bot that could not start (``BotStartError``) is its version's
+        fault: the version it names is struck (both, were it neither of the batch's).  Any
+        other error is ours (the arena's, a worker's, the cluster's): logged as such, and no
+        version is struck for it."""
+        a, b = batch.bots
+        if not isinstance(error, BotStartError):
+            log.error("batch %s of %s and %s failed by the arena's fault, no version struck",
+                      batch.index, a, b, exc_info=error)  # fmt: skip
+            return
+        log.warning("batch %s of %s and %s failed: %s", batch.index, a, b, error)
+        guilty = [error.bot] if error.bot in batch.bots else [a, b]
+        for name in guilty:
+            self._strike(name, str(error))
+
+    async def _play_mixed(self, pairing: Pairing) -> None:
+        """The two games of a hosted version against a connected bot, seats swapped
+        (``Arena.play_pairing``: independent deals by default), on the arena's referee: the
+        version's process (its twin for the second game) is started for its game alone."""
         try:
-            for half, (game_id, seats, pair, info) in enumerate(
-                arena.deal_plan(mine, theirs, first)
-            ):
-                if arena.closing or mine not in self._active or not arena.can_play(theirs):
-                    break
-                seed = ladder_seed(arena.seed, arena.secret, LADDER, (mine, theirs), pair)
-                seeds.add(seed)
-                instance = mine if half == 0 else mine + TWIN_SUFFIX
-                try:
-                    process = await self._start_process(instance, self._active[mine])
-                except InstanceInUse as error:  # the arena's mistake: no strike for the version
-                    log.error("hosted %s not started: %s", instance, error)
-                    break
-                except (BotStartError, PackageError, SandboxError) as error:
-                    log.warning("hosted %s could not start: %s", instance, error)
-                    self._strike(mine, str(error))
-                    break
-                self._processes[mine].add(process)
-                try:
-                    played = tuple(instance if name == mine else name for name in seats)
-                    report = await arena.play_game(
-                        game_id, (played[0], played[1]), seed, info, LADDER
-                    )
-                    if report is None:
-                        break
-                    report.players = seats  # the record names the bots, as ``run``'s does
-                    result = game_result(report, seats)
-                    await arena.commit_result(
-                        result, report.detail, report.record, LADDER, pair, booking
-                    )
-                    self._health(result)
-                finally:
-                    self._processes[mine].discard(process)
-                    await process.stop()
-                    self._process_hashes.pop(instance, None)
-            for seed in seeds:
-                arena.publish(arena.held.pop((seed, pair_key(mine, theirs)), []))
+            await self.arena.play_pairing(pairing, self._plays, self._seat, self._health)
         finally:
-            booking.close()
-            arena.local_pairs -= 1
-            self._mixed.discard(mine)
-            for name in (mine, theirs):
-                arena.in_flight[name] -= 1
-            arena.wake()
+            self._mixed.discard(pairing.seats[0])  # reserved as (version, connected bot)
+
+    def _plays(self, name: str) -> bool:
+        """Whether a side of a pairing on the arena's referee may still play."""
+        return name in self._active if self.is_hosted(name) else self.arena.can_play(name)
+
+    @contextlib.asynccontextmanager
+    async def _seat(self, name: str, half: int) -> AsyncIterator[str | None]:
+        """How a side comes to a game on the arena's referee (``ladder.SeatStart``): a
+        connected bot as itself; a version as a process started here, sandboxed, for that
+        game (``name`` for the first, its twin for the second), stopped after it."""
+        if not self.is_hosted(name):
+            yield name
+            return
+        process = await self._started(name, half)
+        if process is None:
+            yield None
+            return
+        self._processes[name].add(process)
+        try:
+            yield process.name
+        finally:
+            self._processes[name].discard(process)
+            await process.stop()
+            self._process_hashes.pop(process.name, None)
+
+    async def _started(self, name: str, half: int) -> BotProcess | None:
+        """Version ``name``'s process for a game's ``half``, connected; None if it could not
+        start: struck when that is the version's fault, not when it is the arena's."""
+        instance = name if half == 0 else name + TWIN_SUFFIX
+        try:
+            return await self._start_process(instance, self._active[name])
+        except InstanceInUse as error:  # the arena's mistake: no strike for the version
+            log.error("hosted %s not started: %s", instance, error)
+        except (BotStartError, PackageError, SandboxError) as error:
+            log.warning("hosted %s could not start: %s", instance, error)
+            self._strike(name, str(error))
+        return None
 
     async def _start_process(self, instance: str, version: Version) -> BotProcess:
         """Start hosted process ``instance`` of ``version`` and wait for its session.
@@ -664,13 +684,13 @@ class Hosting:
             raise
         return process
 
-    async def _commit(self, games: list[FinishedGame], booking: Booking) -> None:
+    async def _commit(self, games: list[FinishedGame], pairing: Pairing) -> None:
         committed = []
         for result, detail, record in games:
-            if self.arena.store.game(result.game_id) is not None:
+            if self.arena.is_committed(result.game_id):
                 continue  # played twice (a batch sent again): recorded once
-            pair = int(result.game_id[1:-1])  # L000123a
-            await self.arena.commit_result(result, detail, record, LADDER, pair, booking)
+            pair, _ = parse_ladder_game_id(result.game_id)
+            await self.arena.commit_result(result, detail, record, LADDER, pair, pairing.booking)
             committed.append(result)
             self._health(result)
         self.batches_played += 1
@@ -697,12 +717,6 @@ class Hosting:
             ):
                 self._settled(moderation.end_probation(self.submissions, version))
 
-    def _strike_for(self, message: str, names: tuple[str, str]) -> None:
-        """A batch failed (a bot could not start): the version its message names is at
-        fault, or both when it names neither."""
-        for name in [n for n in names if repr(n) in message] or list(names):
-            self._strike(name, message)
-
     def _strike(self, name: str, message: str) -> None:
         if name in self._active:
             self.streaks[name] += 1
@@ -715,3 +729,9 @@ class Hosting:
         reason = f"suspended: {streak} games in a row ended by its own fault; the last: {last}"
         self.streaks.pop(name, None)
         self._settled(self.submissions.settle(version, Status.SUSPENDED, reason))
+
+
+def hosted_of(arena: Arena) -> Hosting | None:
+    """The arena's hosted wing where it has one (the pages that take uploads, moderate
+    versions or show the workers need the wing itself), else None."""
+    return arena.hosting if isinstance(arena.hosting, Hosting) else None

@@ -33,14 +33,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import random
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from tacocat_arena.arena.deals import (
     SECRET_KEY,
@@ -48,13 +50,21 @@ from tacocat_arena.arena.deals import (
     event_deals,
     event_deals_key,
     event_secret,
+    ladder_game_id,
     ladder_seed,
     pair_secret,
     pairing_deals,
 )
 from tacocat_arena.arena.matchmaking import choose_pairs, pair_key
 from tacocat_arena.arena.players import token_matches
-from tacocat_arena.arena.store import LADDER, ArenaStore, StoredGame, read_results
+from tacocat_arena.arena.store import (
+    LADDER,
+    REFUSALS_KEPT,
+    ArenaStore,
+    StoredGame,
+    read_results,
+)
+from tacocat_arena.arena.submissions import Status, Version
 from tacocat_arena.engine import DEFAULT_RULESET, Game, Ruleset
 from tacocat_arena.referee import (
     BotSession,
@@ -75,13 +85,8 @@ from tacocat_arena.stats.tables import (
 from tacocat_arena.tournament.games_log import DuplicateKey, duplicate_key
 from tacocat_arena.tournament.runner import game_result
 
-if TYPE_CHECKING:
-    from tacocat_arena.arena.hosted import Hosting
-
 log = logging.getLogger(__name__)
 
-#: How many refused connections the arena remembers (newest kept).
-FAILURE_MEMORY = 200
 #: Seconds between two looks at the players table (revocations by another process).
 PLAYERS_POLL_S = 0.1
 #: How many of the newest finished games the arena keeps in memory for its pages.
@@ -153,6 +158,116 @@ class Booking:
 
 
 @dataclass
+class Pairing:
+    """A pairing the arena reserved (``Arena.reserve``) until its games are over
+    (``Arena.release``): its pair numbers, its booked games, both sides counted in flight
+    and, when this process referees it (``local``), one of the ``concurrency`` slots."""
+
+    seats: tuple[str, str]
+    #: Its pair numbers: ``first`` and the ``deals - 1`` after it.
+    first: int
+    deals: int
+    booking: Booking
+    local: bool
+    #: The seeds of the deals it has dealt (their games held until the twin ends).
+    seeds: set[int] = field(default_factory=set)
+
+    @property
+    def pairs(self) -> range:
+        """Its pair numbers (a hosted batch plays one deal on each)."""
+        return range(self.first, self.first + self.deals)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What the ladder may start now (``Arena.capacity``): ``slots`` more pairs on this
+    process's referee, and each connected bot that may play with its ``capacity_of``."""
+
+    slots: int
+    connected: dict[str, int]
+
+
+#: How one side of a pairing comes to one of its games (``Arena.play_pairing``): given the
+#: side's ladder name and the game's half (0 or 1), an async context whose value is the name
+#: the referee knows the side by in that game (a connected bot: its own; a hosted version:
+#: the process the arena starts for that game alone), or None when it cannot play it.
+SeatStart = Callable[[str, int], AbstractAsyncContextManager[str | None]]
+
+
+class HostedWing(Protocol):
+    """The arena's hosted wing as the arena and its pages see it: ``arena.hosted.Hosting``,
+    or ``NoHosting`` where the arena hosts no submitted bots."""
+
+    #: Whether the arena hosts submitted bots at all.
+    enabled: bool
+
+    def process_hash(self, name: str) -> str | None:
+        """The token hash of the arena's own process ``name`` (a hosted game's), else None:
+        the arena's referee accepts it as it accepts a player's."""
+        ...
+
+    def is_hosted(self, name: str) -> bool:
+        """Whether ``name`` is a hosted version's ladder name."""
+        ...
+
+    def sync(self) -> None:
+        """The store changed (``Arena.check_players``): players revoked elsewhere."""
+        ...
+
+    def start_games(self) -> bool:
+        """Start what the free slots allow, pairs of connected bots included; False if it
+        starts none at all (the arena then pairs its connected bots itself)."""
+        ...
+
+    def versions(self, player: str | None = None) -> list[Version]:
+        """Every submitted version (of ``player``), oldest first."""
+        ...
+
+    def version(self, player: str, number: int) -> Version | None:
+        """One submitted version, or None."""
+        ...
+
+    def with_status(self, *statuses: Status) -> list[Version]:
+        """The submitted versions in any of ``statuses``, oldest first."""
+        ...
+
+    def summary(self, version: Version, private: bool = False) -> dict[str, Any]:
+        """One version as the API lists it."""
+        ...
+
+
+class NoHosting:
+    """The hosted wing of an arena that hosts no bots: no versions, no processes of its own,
+    no pairs (the arena pairs its connected bots by itself)."""
+
+    enabled = False
+
+    def process_hash(self, name: str) -> str | None:
+        return None
+
+    def is_hosted(self, name: str) -> bool:
+        return False
+
+    def sync(self) -> None:
+        pass
+
+    def start_games(self) -> bool:
+        return False
+
+    def versions(self, player: str | None = None) -> list[Version]:
+        return []
+
+    def version(self, player: str, number: int) -> Version | None:
+        return None
+
+    def with_status(self, *statuses: Status) -> list[Version]:
+        return []
+
+    def summary(self, version: Version, private: bool = False) -> dict[str, Any]:
+        raise LookupError(f"no hosted wing to show {version.identity}")
+
+
+@dataclass
 class LiveGame:
     """A game in flight; ``game`` is the engine's state once the referee has started it."""
 
@@ -201,9 +316,8 @@ class ArenaReferee(Referee):
         """True if ``token`` is the token of active player ``name``; the session it opens is
         bound to that token (see ``Arena.check_players``)."""
         stored = self.arena.store.token_hash(name)
-        hosting = self.arena.hosting
-        if stored is None and hosting is not None:
-            stored = hosting.process_hash(name)  # a hosted version's process (arena.hosted)
+        if stored is None:
+            stored = self.arena.hosting.process_hash(name)  # a hosted version's process
         if stored is None or not token_matches(token, stored):
             return False
         self._authenticated[name] = stored
@@ -239,36 +353,13 @@ class Arena:
     def __init__(self, store: ArenaStore, settings: LadderSettings) -> None:
         self.store = store
         self.settings = settings
-        stored_seed = store.meta("seed")
-        if stored_seed is None:
-            stored_seed = str(secrets.randbits(63))
-            store.set_meta("seed", stored_seed)
-        self.seed = int(stored_seed)
+        self.seed = _arena_seed(store)
         #: Mixed into every deal (``arena/deals.py``); never shown, only secrets derived
         #: from it for one finished pair or event.
         self.secret = store.secret(SECRET_KEY)
         self.rng = random.Random(self.seed ^ store.count())
         self.referee = ArenaReferee(self, settings.referee)
-        stored = store.results()
-        #: Committed games whose twin has not ended, by their pair (see the module docstring).
-        self.held: dict[DuplicateKey, list[StoredGame]] = {}
-        #: Their ids, which every page and the JSON API leave out.
-        self.held_ids: set[str] = set()
-        self._hold_unpaired_event_games()
-        #: The published games, counted: standings and counts (their list stays in the
-        #: store, not in memory: RSS stays flat however many games the arena plays).
-        self.tally = Tally()
-        self._seen: set[str] = set()
-        for result in stored:
-            if result.game_id not in self.held_ids:
-                self.tally.add(result)
-                self._seen.update(result.seats)
-        self.meetings: collections.Counter[tuple[str, str]] = collections.Counter(
-            pair_key(*r.seats) for r in stored
-        )
-        self.games_played: collections.Counter[str] = collections.Counter(
-            bot for r in stored for bot in r.seats
-        )
+        self._count_stored(store.results())
         self.in_flight: collections.Counter[str] = collections.Counter()
         #: Games booked and not yet committed, by pair (``Booking``).
         self.reserved: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -282,7 +373,7 @@ class Arena:
         )
         #: The refused connections, kept in the store too: a restart does not empty them.
         self.failures: collections.deque[ConnectionFailure] = collections.deque(
-            (ConnectionFailure(*row) for row in store.refusals()), maxlen=FAILURE_MEMORY
+            (ConnectionFailure(*row) for row in store.refusals()), maxlen=REFUSALS_KEPT
         )
         self.connected_since: dict[str, float] = {}
         self.paused = False
@@ -308,7 +399,33 @@ class Arena:
         self._data_version = -1
         self._history_cache: dict[tuple[str, int], list[tuple[int, float, float]]] = {}
         #: The submitted bots' side of the arena (``arena.hosted``), once attached.
-        self.hosting: Hosting | None = None
+        self.hosting: HostedWing = NoHosting()
+
+    def _count_stored(self, stored: list[GameResult]) -> None:
+        """At start-up: the stored games, counted (what is held, published, met, played)."""
+        #: Committed games whose twin has not ended, by their pair (see the module docstring).
+        self.held: dict[DuplicateKey, list[StoredGame]] = {}
+        #: Their ids, which every page and the JSON API leave out.
+        self.held_ids: set[str] = set()
+        self._hold_unpaired_event_games()
+        #: The published games, counted: standings and counts (their list stays in the
+        #: store, not in memory: RSS stays flat however many games the arena plays).
+        self.tally = Tally()
+        self._seen: set[str] = set()
+        for result in stored:
+            if result.game_id not in self.held_ids:
+                self.tally.add(result)
+                self._seen.update(result.seats)
+        self.meetings: collections.Counter[tuple[str, str]] = collections.Counter(
+            pair_key(*r.seats) for r in stored
+        )
+        self.games_played: collections.Counter[str] = collections.Counter(
+            bot for r in stored for bot in r.seats
+        )
+
+    def attach(self, wing: HostedWing) -> None:
+        """Give the arena its hosted wing (``Hosting`` attaches itself when it is made)."""
+        self.hosting = wing
 
     # -- what the pages read ----------------------------------------------------------------
     @property
@@ -367,6 +484,11 @@ class Arena:
         return cached
 
     # -- running ----------------------------------------------------------------------------
+    @property
+    def pairing(self) -> bool:
+        """Whether the ladder pairs bots now (it is on and the organizer has not paused it)."""
+        return self.settings.ladder and not self.paused
+
     def wake(self) -> None:
         """Ask the matchmaker to look again (a bot came or went, a game ended)."""
         self._wake.set()
@@ -379,7 +501,7 @@ class Arena:
         try:
             while not stop.is_set():
                 self._wake.clear()
-                if self.settings.ladder and not self.paused:
+                if self.pairing:
                     self._start_pairs()
                 waiters = [
                     asyncio.ensure_future(self._wake.wait()),
@@ -429,11 +551,9 @@ class Arena:
             self._data_version = version
             self._active = self.store.active_hashes()
             self._revoked = {p.name for p in self.store.players() if not p.is_active}
-            if self.hosting is not None:
-                self.hosting.sync()  # its versions: revoked, suspended... elsewhere
-        hosted = self.hosting.process_hash if self.hosting is not None else lambda name: None
+            self.hosting.sync()  # its versions: revoked, suspended... elsewhere
         for name, session in list(self.referee.sessions.items()):
-            if hosted(name) is not None:
+            if self.hosting.process_hash(name) is not None:
                 continue  # the arena's own process for a hosted game, not a player's
             if session.is_open and self._active.get(name) != self.token_of.get(session):
                 log.info("player %s was revoked: ending its session %s", name, session.session_id)
@@ -467,10 +587,6 @@ class Arena:
             met[key] = met.get(key, 0) + games
         return met
 
-    def book(self, a: str, b: str, games: int) -> Booking:
-        """Book ``games`` between ``a`` and ``b`` (``Booking``)."""
-        return Booking(self.reserved, a, b, games)
-
     def capacity_of(self, name: str) -> int:
         """How many more pairs connected bot ``name`` may play now: the ladder's ``per_bot``
         or the ``max_concurrent_games`` its session asked for, whichever is smaller, less
@@ -497,23 +613,47 @@ class Arena:
             and not (limit and self.games_played[name] >= limit)
         )
 
-    def take_pairs(self, count: int) -> int:
-        """Reserve ``count`` consecutive ladder pair numbers (hosted batches take several);
-        the first."""
-        first = self._next_pair
-        self._next_pair += count
-        return first
-
-    def connected_capacity(self) -> dict[str, int]:
-        """Every connected bot that may play now, with its ``capacity_of``."""
+    def capacity(self) -> Capacity:
+        """What may start now: the free referee slots (``concurrency_left``) and, while
+        there are any, every connected bot that may play with its ``capacity_of``."""
+        slots = self.concurrency_left()
+        if slots <= 0:
+            return Capacity(0, {})
         capacity = {name: self.capacity_of(name) for name in list(self.referee.sessions)}
-        return {name: n for name, n in capacity.items() if n > 0}
+        return Capacity(slots, {name: n for name, n in capacity.items() if n > 0})
+
+    def reserve(self, a: str, b: str, *, deals: int, games: int, local: bool) -> Pairing:
+        """Reserve a pairing of ``a`` and ``b`` until ``release``: ``deals`` consecutive
+        ladder pair numbers, ``games`` booked (``Booking``), both counted in flight and,
+        ``local`` (this process referees it), one of the ``concurrency`` slots."""
+        first = self._next_pair
+        self._next_pair += deals
+        booking = Booking(self.reserved, a, b, games)
+        for name in (a, b):
+            self.in_flight[name] += 1
+        self.local_pairs += local
+        return Pairing((a, b), first, deals, booking, local)
+
+    def release(self, pairing: Pairing) -> None:
+        """The pairing is over, and what it did not play never will be: the games it dealt
+        are published (a half not played leaves its twin nothing to wait for), its booking
+        closed, its sides and slot free again."""
+        for seed in pairing.seeds:
+            self.publish(self.held.pop((seed, pair_key(*pairing.seats)), []))
+        pairing.booking.close()
+        for name in pairing.seats:
+            self.in_flight[name] -= 1
+        self.local_pairs -= pairing.local
+        self.wake()
+
+    def is_committed(self, game_id: str) -> bool:
+        """Whether game ``game_id`` is stored (a hosted batch played twice records it once)."""
+        return self.store.game(game_id) is not None
 
     def deals_of(self, a: str, b: str) -> int:
         """How many pair numbers a pairing's two games take: two when a connected bot plays
         and ``independent_deals`` is on (a deal each), else one (a duplicate deal)."""
-        hosting = self.hosting
-        connected = [n for n in (a, b) if hosting is None or not hosting.is_hosted(n)]
+        connected = [n for n in (a, b) if not self.hosting.is_hosted(n)]
         return 2 if connected and self.settings.independent_deals else 1
 
     def deal_plan(self, a: str, b: str, first: int) -> list[tuple[str, tuple[str, str], int, str]]:
@@ -523,29 +663,24 @@ class Arena:
         word = "independent deal" if deals is Deals.INDEPENDENT else "deal"
         one, two = pairing_deals(first, deals)
         return [
-            (f"L{one:06d}a", (a, b), one, f"ladder pair {one}, {word} 1 of 2"),
-            (f"L{two:06d}b", (b, a), two, f"ladder pair {two}, {word} 2 of 2"),
+            (ladder_game_id(one, False), (a, b), one, f"ladder pair {one}, {word} 1 of 2"),
+            (ladder_game_id(two, True), (b, a), two, f"ladder pair {two}, {word} 2 of 2"),
         ]
 
     def _start_pairs(self) -> None:
         """Pair connected bots; with hosted versions too, ``Hosting.start_games`` pairs
         everyone at once (so neither side's pairs are chosen without the other's)."""
-        if self.hosting is not None:
-            self.hosting.start_games()
+        if self.hosting.start_games():
             return
-        capacity = self.connected_capacity()
-        slots = self.concurrency_left()
+        free = self.capacity()
         meetings = self.expected_meetings()
-        for a, b in choose_pairs(capacity, meetings, self.ratings, slots, self.rng):
+        for a, b in choose_pairs(free.connected, meetings, self.ratings, free.slots, self.rng):
             self.start_pair(a, b)
 
     def start_pair(self, a: str, b: str) -> None:
         """Start a pairing of two connected bots (its two games in turn)."""
-        first = self.take_pairs(self.deals_of(a, b))
-        self.in_flight[a] += 1
-        self.in_flight[b] += 1
-        self.local_pairs += 1
-        self.spawn(self._play_pair(a, b, first, self.book(a, b, 2)))
+        pairing = self.reserve(a, b, deals=self.deals_of(a, b), games=2, local=True)
+        self.spawn(self.play_pairing(pairing))
 
     async def _remove(self, session: BotSession) -> None:
         await session.end(
@@ -555,30 +690,49 @@ class Arena:
         )
         await self.referee.unregister(session)
 
-    async def _play_pair(self, a: str, b: str, first: int, booking: Booking) -> None:
-        """A pairing's two games, (a, b) then (b, a) (``deal_plan``: one duplicate deal, or
-        two independent ones); stops early if either bot is gone or the arena is stopping
-        (the missing half is simply not played)."""
-        seeds = set()
+    @contextlib.asynccontextmanager
+    async def connected_seat(self, name: str, half: int) -> AsyncIterator[str | None]:
+        """How a connected bot comes to a game (``SeatStart``): as itself."""
+        yield name
+
+    async def play_pairing(
+        self,
+        pairing: Pairing,
+        plays: Callable[[str], bool] | None = None,
+        seat: SeatStart | None = None,
+        counted: Callable[[GameResult], None] = lambda result: None,
+    ) -> None:
+        """A reserved pairing's two games on this process's referee, (a, b) then (b, a)
+        (``deal_plan``: one duplicate deal, or two independent ones), then ``release``.
+        Before each game both sides must still play (``plays``: ``can_play`` by default),
+        then ``seat`` brings each to it (``connected_seat`` by default; the hosted wing
+        starts a version's process there); each result is committed, then ``counted``.
+        It stops early when a side cannot play or the arena is stopping: the missing half
+        is simply not played."""
+        plays, seat = plays or self.can_play, seat or self.connected_seat
+        a, b = pairing.seats
         try:
-            for game_id, seats, pair, info in self.deal_plan(a, b, first):
-                if self.closing or not (self.can_play(a) and self.can_play(b)):
+            for half, (game_id, seats, pair, info) in enumerate(
+                self.deal_plan(a, b, pairing.first)
+            ):
+                if self.closing or not (plays(a) and plays(b)):
                     break
                 seed = ladder_seed(self.seed, self.secret, LADDER, (a, b), pair)
-                seeds.add(seed)
-                report = await self.play_game(game_id, seats, seed, info, LADDER)
-                if report is None:
-                    break
-                await self.commit(report, LADDER, pair, booking)
+                pairing.seeds.add(seed)
+                async with seat(seats[0], half) as one, seat(seats[1], half) as two:
+                    if one is None or two is None:
+                        break
+                    report = await self.play_game(game_id, (one, two), seed, info, LADDER)
+                    if report is None:
+                        break
+                    report.players = seats  # the record names the bots, not their processes
+                    result = game_result(report, seats)
+                    await self.commit_result(
+                        result, report.detail, report.record, LADDER, pair, pairing.booking
+                    )
+                counted(result)
         finally:
-            # A half not played never will be (the next pair has a deal of its own).
-            for seed in seeds:
-                self.publish(self.held.pop((seed, pair_key(a, b)), []))
-            booking.close()
-            self.in_flight[a] -= 1
-            self.in_flight[b] -= 1
-            self.local_pairs -= 1
-            self.wake()
+            self.release(pairing)
 
     async def play_game(
         self, game_id: str, seats: tuple[str, str], seed: int, info: str, event: str
@@ -712,6 +866,15 @@ class Arena:
 
     def _entrants(self) -> list[str]:
         return sorted(self._seen | {p.name for p in self.store.players()})
+
+
+def _arena_seed(store: ArenaStore) -> int:
+    """The arena's seed: stored, or drawn (``secrets``) and stored when the store is new."""
+    stored_seed = store.meta("seed")
+    if stored_seed is None:
+        stored_seed = str(secrets.randbits(63))
+        store.set_meta("seed", stored_seed)
+    return int(stored_seed)
 
 
 def event_over_key(event: str) -> str:

@@ -5,9 +5,9 @@ replay, the referee's claims, the row against its record).  Beyond that, the sto
 arena's seed and its deal secret, from which docs/arena-server.md ("Deals and their secret")
 derives every deal, so the arena's own plan is checked too (A1):
 
-* a ladder game is ``L{pair:06d}a`` or ``...b`` of its stored ``pair``, the two halves of a
-  pair seat the same two bots swapped, and its seed is ``deals.ladder_seed`` of the arena's
-  seed, the secret, the pair and the two bots;
+* a ladder game's id is ``deals.ladder_game_id`` of its stored ``pair`` (``L000123a`` or
+  ``...b``), the two halves of a pair seat the same two bots swapped, and its seed is
+  ``deals.ladder_seed`` of the arena's seed, the secret, the pair and the two bots;
 * a round-robin event's game is ``EVENT:A-B-dN``, dealt ``schedule.deal_seed`` of the arena's
   seed, the two bots, deal N and the event's derived secret, both games of a deal alike; on
   an event's independent deals (``deals.event_deals_key``) no two games share a deal;
@@ -30,6 +30,7 @@ from tacocat_arena.arena.deals import (
     event_deals,
     event_deals_key,
     event_secret,
+    ladder_game_id,
     ladder_seed,
 )
 from tacocat_arena.arena.events import event_commitment_key
@@ -145,7 +146,7 @@ def _ladder(rows: list[_Row], arena_seed: int, secret: str) -> list[Problem]:
     for row in rows:
         game_id, _, pair, seats, seed = row
         halves[pair].append(row)
-        if game_id not in (f"L{pair:06d}a", f"L{pair:06d}b"):
+        if game_id not in (ladder_game_id(pair, False), ladder_game_id(pair, True)):
             found.append(Problem(game_id, None, "A1", f"is no game id of ladder pair {pair}"))
         expected = ladder_seed(arena_seed, secret, LADDER, seats, pair)
         if seed != expected:

@@ -39,7 +39,17 @@ def new_token() -> str:
 
 
 class BotStartError(RuntimeError):
-    """A bot could not be started or did not connect; the message says why."""
+    """A bot could not be started or did not connect; the message says why, and ``bot`` names
+    the bot (its spec's name: a hosted version's identity), so whoever must answer for it is
+    found by name, not in the message."""
+
+    def __init__(self, message: str, bot: str) -> None:
+        super().__init__(message)
+        self.bot = bot
+
+    def __reduce__(self) -> tuple[type[BotStartError], tuple[str, str]]:
+        # Raised in a worker process, it crosses a pickle: the name must cross it too.
+        return type(self), (str(self), self.bot)
 
 
 def check_command(
@@ -58,7 +68,8 @@ def check_command(
         raise BotStartError(
             f"bot {spec.name!r}: command not found: {argv[0]!r} (from {spec.command!r}); "
             "check the command and your PATH"
-            + (f" (in the sandbox PATH is {path})" if sandboxed else "")
+            + (f" (in the sandbox PATH is {path})" if sandboxed else ""),
+            bot=spec.name,
         )
 
 
@@ -186,7 +197,7 @@ class BotProcess:
         try:
             folder.preflight(self.spec, folder.Placement(launch.cwd, tuple(argv)), launch.mode)
         except folder.FolderError as error:
-            raise BotStartError(str(error)) from None
+            raise BotStartError(str(error), bot=self.spec.name) from None
         arena = {
             "TACOCAT_ARENA_TOKEN": launch.token,
             "TACOCAT_ARENA_BOT": launch.identity,
@@ -200,12 +211,15 @@ class BotProcess:
             return sandbox.exec_with_env(argv, env)
         socket_path = launch.socket_path
         if socket_path is None:  # Launch refuses it; checked again where it is relied on
-            raise BotStartError(f"bot {self.spec.name!r}: a sandboxed bot needs its socket")
+            raise BotStartError(
+                f"bot {self.spec.name!r}: a sandboxed bot needs its socket", bot=self.spec.name
+            )
         bwrap = sandbox.bwrap_path()
         if bwrap is None:  # resolve_mode checked it at the start; bwrap has gone since
             raise BotStartError(
                 f"bot {self.spec.name!r}: bubblewrap no longer works here; "
-                "the bot is not started unconfined"
+                "the bot is not started unconfined",
+                bot=self.spec.name,
             )
         arena["TACOCAT_ARENA_ADDRESS"] = f"unix:{sandbox.SOCKET_IN_SANDBOX}"
         # A program named by its absolute path (a compiled bot built elsewhere) is mounted
@@ -213,7 +227,7 @@ class BotProcess:
         program = Path(argv[0])
         extra = [program] if program.is_absolute() and program.is_file() else []
         if why := sandbox.unreachable_by_bot(launch.cwd, write=self.spec.writable_dir):
-            raise BotStartError(f"bot {self.spec.name!r}: {why}")
+            raise BotStartError(f"bot {self.spec.name!r}: {why}", bot=self.spec.name)
         env = sandbox.bot_env(dict(self.spec.env), arena)
         if self._socket_link is None:
             with contextlib.suppress(OSError):  # else the socket's own path, as before
@@ -245,7 +259,9 @@ class BotProcess:
                 self._drop_socket_link()
                 if isinstance(error, BotStartError):
                     raise
-                raise BotStartError(f"bot {self.spec.name!r}: {error}") from None
+                raise BotStartError(
+                    f"bot {self.spec.name!r}: {error}", bot=self.spec.name
+                ) from None
             self.log.write(f"--- start #{self.starts + 1}: {self.argv()}\n".encode())
             sandboxed = self.launch.mode is SandboxMode.BWRAP
             try:
@@ -263,7 +279,8 @@ class BotProcess:
                     await self.cgroup.remove()
                 self._drop_socket_link()
                 raise BotStartError(
-                    f"bot {self.spec.name!r}: cannot run {self.spec.command!r}: {error}"
+                    f"bot {self.spec.name!r}: cannot run {self.spec.command!r}: {error}",
+                    bot=self.spec.name,
                 ) from None
         if self.launch.peer_check is not None:
             self.launch.peer_check.expect(self.name, self.process.pid)
@@ -316,7 +333,9 @@ class BotProcess:
     async def wait_connected(self, referee: Referee, timeout: float) -> None:
         """Wait for the bot's session; BotStartError if it exits or times out first."""
         if self.process is None:
-            raise BotStartError(f"bot {self.spec.name!r}: wait_connected() before start()")
+            raise BotStartError(
+                f"bot {self.spec.name!r}: wait_connected() before start()", bot=self.spec.name
+            )
         connected = asyncio.ensure_future(referee.wait_for_session(self.name, timeout))
         exited = asyncio.ensure_future(self.process.wait())
         try:
@@ -335,7 +354,8 @@ class BotProcess:
         twin = " (its twin instance, B)" if self.name != self.spec.name else ""
         raise BotStartError(
             f"bot {self.spec.name!r}{twin} ({self.spec.command}) {why}; {self.printed()}. "
-            f"Last lines of {self.log_path}:\n{self.tail()}"
+            f"Last lines of {self.log_path}:\n{self.tail()}",
+            bot=self.spec.name,
         )
 
     async def ensure_running(self, referee: Referee, timeout: float, max_restarts: int) -> bool:
@@ -476,7 +496,7 @@ class ExternalBot:
             await referee.wait_for_session(self.spec.name, timeout)
         except TimeoutError:
             raise BotStartError(
-                f"bot {self.spec.name!r} did not connect within {timeout:g} s"
+                f"bot {self.spec.name!r} did not connect within {timeout:g} s", bot=self.spec.name
             ) from None
 
     async def ensure_running(self, referee: Referee, timeout: float, max_restarts: int) -> bool:

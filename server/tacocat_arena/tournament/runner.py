@@ -253,7 +253,9 @@ def _placements(
                 bot, placement, modes[bot.name], scratch / "snapshots"
             )
         except OSError as error:
-            raise BotStartError(f"bot {bot.name!r}: cannot copy its folder: {error}") from None
+            raise BotStartError(
+                f"bot {bot.name!r}: cannot copy its folder: {error}", bot=bot.name
+            ) from None
         if snapshot is not None:
             on_notice(snapshot.describe(bot.name))
             store.record_snapshot(bot.name, snapshot.sha256)
@@ -379,7 +381,7 @@ def preflight_bots(config: TournamentConfig) -> None:
         try:
             folder.preflight(bot, placement, mode)
         except folder.FolderError as error:
-            raise BotStartError(str(error)) from None
+            raise BotStartError(str(error), bot=bot.name) from None
 
 
 def twin_phases(

@@ -48,9 +48,7 @@ def desk_data(arena: Arena, clock: GameClock) -> dict[str, Any]:
     return {
         "players": players,
         "bots": bots_data(arena),
-        "versions": []
-        if hosting is None
-        else [hosting.summary(v, private=True) for v in hosting.submissions.versions()],
+        "versions": [hosting.summary(v, private=True) for v in hosting.versions()],
         "submissions": views.waiting_submissions(arena),
         "failures": failures[:DESK_REFUSALS],
         "failures_total": len(arena.failures),
@@ -79,7 +77,7 @@ def bots_data(arena: Arena) -> list[dict[str, Any]]:
     }
     rows = []
     for name in names:
-        hosted = hosting is not None and hosting.is_hosted(name)
+        hosted = hosting.is_hosted(name)
         rows.append(
             {
                 "bot": name,

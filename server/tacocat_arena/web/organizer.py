@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tacocat_arena.arena.hosted import Hosting
+from tacocat_arena.arena.hosted import Hosting, hosted_of
 from tacocat_arena.arena.players import add_player, check_name
 from tacocat_arena.arena.submissions import Version
 from tacocat_arena.web.access import Access, access, caller, error
@@ -62,7 +62,7 @@ async def revoke(request: Request) -> Response:
 
 def _version_of(request: Request) -> tuple[Hosting, str, int] | Response:
     """The arena's hosting and the version the URL names, or the answer saying why not."""
-    hosting = arena_of(request).hosting
+    hosting = hosted_of(arena_of(request))
     if hosting is None:
         return error("this arena takes no submissions", 404)
     text = request.path_params["version"].removeprefix("v")

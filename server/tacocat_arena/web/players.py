@@ -36,8 +36,7 @@ async def player_page(request: Request) -> Response:
 async def player_data(arena: Arena, name: str) -> dict[str, Any] | None:
     """What the page shows of ``name``; None if no such player."""
     registered = {p.name: p for p in arena.store.players()}.get(name)
-    hosting = arena.hosting
-    versions = [] if hosting is None else hosting.submissions.versions(name)
+    versions = arena.hosting.versions(name)
     if registered is None and not versions:
         return None
     rows = {row["bot"]: row for row in views.leaderboard(arena)}
@@ -51,7 +50,7 @@ async def player_data(arena: Arena, name: str) -> dict[str, Any] | None:
         "status": views.player_status(arena, name),
         "row": rows.get(name),
         "versions": list(shown),
-        "hosting": hosting is not None,
+        "hosting": arena.hosting.enabled,
     }
 
 

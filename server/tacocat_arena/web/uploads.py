@@ -21,7 +21,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tacocat_arena.arena.hosted import Hosting
+from tacocat_arena.arena.hosted import Hosting, hosted_of
 from tacocat_arena.arena.submissions import Status, parse_version_number, receive_body
 from tacocat_arena.web.access import Access, access, caller, error
 from tacocat_arena.web.rendering import arena_of
@@ -33,7 +33,7 @@ UPLOAD_TIMEOUT_S = 120.0
 
 def hosting_of(request: Request) -> Hosting | None:
     """The arena's hosting, or None where it takes no submissions."""
-    return arena_of(request).hosting
+    return hosted_of(arena_of(request))
 
 
 def _no_hosting() -> Response:

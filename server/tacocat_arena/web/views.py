@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tacocat_arena.arena.hosted import hosted_of
 from tacocat_arena.arena.ladder import Arena, ConnectionFailure, LiveGame
 from tacocat_arena.arena.names import public_name, public_text
 from tacocat_arena.arena.store import StoredGame
@@ -74,8 +75,7 @@ def is_entry(arena: Arena, bot: str, games: int) -> bool:
     added shows up), not when its versions' rows already stand for it."""
     if games or parse_identity(bot) is not None or arena.is_connected(bot):
         return True
-    hosting = arena.hosting
-    return hosting is None or not hosting.submissions.versions(bot)
+    return not arena.hosting.versions(bot)
 
 
 def player_status(arena: Arena, bot: str) -> dict[str, str]:
@@ -86,8 +86,7 @@ def player_status(arena: Arena, bot: str) -> dict[str, str]:
     identity = parse_identity(bot)
     if identity is not None:
         player, number = identity
-        hosting = arena.hosting
-        version = None if hosting is None else hosting.submissions.get(player, number)
+        version = arena.hosting.version(player, number)
         if version is None:
             return {"player": player, "status": "retired", "status_text": f"v{number}, gone"}
         if version.status is Status.ACTIVE:
@@ -107,20 +106,14 @@ def player_status(arena: Arena, bot: str) -> dict[str, str]:
 
 def _active_version(arena: Arena, player: str) -> int | None:
     """The number of ``player``'s active hosted version, if it has one."""
-    hosting = arena.hosting
-    if hosting is None:
-        return None
-    active = [v for v in hosting.submissions.versions(player) if v.status is Status.ACTIVE]
+    active = [v for v in arena.hosting.versions(player) if v.status is Status.ACTIVE]
     return active[-1].version if active else None
 
 
 def waiting_submissions(arena: Arena) -> list[dict[str, Any]]:
     """Versions waiting for the gate or refused by it, newest first (none where the arena
     hosts no bots)."""
-    hosting = arena.hosting
-    if hosting is None:
-        return []
-    versions = hosting.submissions.with_status(Status.CHECKING, Status.REJECTED)
+    versions = arena.hosting.with_status(Status.CHECKING, Status.REJECTED)
     return [
         version_summary(v, arena.games_played[v.identity], private=True)  # the desk: organizer
         for v in sorted(versions, key=lambda v: v.submitted_at, reverse=True)
@@ -129,7 +122,7 @@ def waiting_submissions(arena: Arena) -> list[dict[str, Any]]:
 
 def workers(arena: Arena) -> dict[str, Any]:
     """Where hosted games run and how that went (zeros where the arena hosts no bots)."""
-    hosting = arena.hosting
+    hosting = hosted_of(arena)
     if hosting is None:
         return {"workers": 0, "workers_text": "no hosted bots (serve --workers N hosts them)",
                 "batches_played": 0, "batches_lost": 0, "checking": 0}  # fmt: skip
