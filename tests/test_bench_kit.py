@@ -92,3 +92,59 @@ def test_bench_envs_against_another_commit_measures_both_trees_in_turns(
 def test_bench_envs_against_an_unknown_commit_says_so():
     result = CliRunner().invoke(main, ["bench", "envs", "--against", "no-such-rev"])
     assert result.exit_code == 1 and "--against no-such-rev: no such commit" in result.output
+
+
+# -- bench arena --hosted --against: both trees in one run -------------------------------------
+def _hosted_run(games: int, starts: int, cpu_s: float) -> object:
+    from tacocat_arena.bench.hosted import HostedRun
+
+    return HostedRun(1, 10.0, games, {"/": [1.0]}, 0.5, None, cpu_s, starts)
+
+
+def test_the_hosted_comparison_prints_each_round_and_the_ratios():
+    """Counted figures in, the per-round table and the ratios over all rounds out."""
+    from tacocat_arena.bench.hosted import HostedComparison
+
+    comparison = HostedComparison(
+        "this", "REV (abcdef0)",
+        (_hosted_run(40, 10, 2.0), _hosted_run(32, 8, 2.0)),  # type: ignore[arg-type]
+        (_hosted_run(8, 8, 1.6), _hosted_run(16, 16, 3.2)),  # type: ignore[arg-type]
+        (1.0, 1.0, 1.0), (2.0, 2.0, 2.0),
+    )  # fmt: skip
+    text = comparison.summary()
+    assert "    1 this         4.00     40         0.25           50" in text
+    assert "    2 against      1.60     16         1.00          200" in text
+    assert "this 3.60 games/s, 0.25 starts a game, 56 ms CPU a game" in text
+    assert "against 1.20 games/s, 1.00 starts a game, 200 ms CPU a game" in text
+    assert "this/against games/s: 3.00 over all rounds (each round: 5.00, 2.00)" in text
+
+
+def test_bench_arena_refuses_against_without_hosted_and_with_a_batch_size():
+    runner = CliRunner()
+    result = runner.invoke(main, ["bench", "arena", "--against", "HEAD"])
+    assert result.exit_code == 2 and "add --hosted" in result.output
+    result = runner.invoke(
+        main, ["bench", "arena", "--hosted", "--against", "HEAD", "--pairs-per-batch", "2"]
+    )
+    assert result.exit_code == 2 and "each tree's default batch size" in result.output
+
+
+@pytest.mark.slow
+def test_a_trees_environment_imports_that_tree_and_no_editable_install(tmp_path: Path) -> None:
+    """The environment ``--hosted --against`` runs a worktree in imports the worktree's
+    packages (the bots in their sandboxes too: it is their interpreter), not this checkout's
+    through the editable install."""
+    from tacocat_arena.bench.hosted import tree_python
+    from tacocat_arena.bench.trees import worktree
+
+    with worktree("HEAD") as other:
+        assert other is not None
+        python = tree_python(other[1], tmp_path / "venv")
+        done = subprocess.run(
+            [python, "-c", "import sys, tacocat_bot, example_bots; print(tacocat_bot.__file__,"
+             " example_bots.__file__, any('editable' in repr(f) for f in sys.meta_path))"],
+            capture_output=True, text=True, cwd=tmp_path, check=True,
+        )  # fmt: skip
+        sdk, examples, finder = done.stdout.split()
+        assert Path(sdk).is_relative_to(other[1]) and Path(examples).is_relative_to(other[1])
+        assert finder == "False"

@@ -493,9 +493,15 @@ def test_bench_sandbox_prints_both_modes_from_one_run() -> None:
 
     from tacocat_arena.cli import main
 
-    done = CliRunner().invoke(main, ["bench", "sandbox", "--games", "4", "--repeats", "1"])
+    done = CliRunner().invoke(
+        main, ["bench", "sandbox", "--games", "4", "--repeats", "1", "--starts", "1"]
+    )
     assert done.exit_code == 0, done.output
     assert re.search(r" none: start-up +\d+ ms per bot process, +[\d,]+ decisions/s", done.output)
+    # One start of each kind that can run here (the Python example always can).
+    assert re.search(r"python +none: wall +[\d.]+ \( *[\d.]+\); CPU of the bot's tree", done.output)
+    for kind in ("node", "c\\+\\+"):
+        assert re.search(rf"{kind} +(none: wall|not measured: )", done.output), done.output
     if sandbox.bwrap_path() is not None:
         assert re.search(r"bwrap/none decisions/s = \d+\.\d\d, CPU per decision = \d", done.output)
     else:

@@ -10,6 +10,17 @@ turn at a steady rate over one keep-alive connection, timing each, and counts th
 committed.  A hosted game's cost includes starting its batch's sandboxed processes (four per
 batch: each version and its twin), which was most of it for these fast bots at two deals a
 batch; ``--pairs-per-batch 2 --pairs-per-batch 8`` compares batch sizes in one run.
+Starts are counted, not assumed: the bot processes under the arena (an example bot's
+``python -m example_bots...``) seen in its process table, sampled every 50 ms while the
+window lasts, over the games committed meanwhile.
+
+``bench arena --hosted --against REV`` (``bench_hosted_against``) measures this tree and a
+git worktree of REV in one run, in turns, one worker each.  Each tree runs in a virtual
+environment of its own that the bench makes (``tree_python``): a ``.pth`` file puts the
+tree's folders first and this environment's site-packages (grpcio, protobuf, ...) after
+them, so ``serve``, its workers and the bots in their sandboxes all import that tree (this
+environment's editable install would send the bots to this checkout), and both trees run
+under the same kind of installation.
 
 ``bench arena --spread`` (``bench_spread``) instead submits six packages to one worker and
 counts, after 300 games, how often each pair of versions met (issue 35's soak).
@@ -24,7 +35,9 @@ import os
 import sqlite3
 import subprocess
 import sys
+import sysconfig
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +53,8 @@ from tacocat_arena.bench.arena import (
     load_line,
     stop_server,
 )
+from tacocat_arena.bench.sandbox import tree_cpu_seconds
+from tacocat_arena.referee.peers import descendants
 
 #: The example packages (example_bots/packages in the repository).
 PACKAGES = Path(example_bots.__file__).resolve().parent / "packages"
@@ -58,6 +73,8 @@ class HostedRun:
     pairs_per_batch: int | None = None
     #: CPU of the arena and everything under it (workers, referees, the bots' sandboxes).
     tree_cpu_s: float = 0.0
+    #: Bot processes seen starting during the window (None: not counted).
+    starts: int | None = None
 
     @property
     def games_per_s(self) -> float:
@@ -65,9 +82,13 @@ class HostedRun:
 
     @property
     def starts_per_game(self) -> float | None:
-        """Bot processes started per hosted game: four a batch (two versions and their twins)
-        over its games (two a deal)."""
-        return None if self.pairs_per_batch is None else 4 / (2 * self.pairs_per_batch)
+        """Bot processes seen starting per hosted game committed in the window."""
+        return None if self.starts is None else self.starts / max(1, self.games)
+
+    @property
+    def cpu_ms_per_game(self) -> float:
+        """CPU of the arena and everything under it, per hosted game."""
+        return 1000 * self.tree_cpu_s / max(1, self.games)
 
 
 @dataclass(frozen=True)
@@ -92,8 +113,7 @@ class HostedFigures:
                 f"hosted games/s ({run.games} games in {run.seconds:.1f} s; arena process CPU "
                 f"{run.cpu_s / run.seconds:.2f} of a core; "
                 + (f"{starts:.2f} starts a game; " if starts is not None else "")
-                + f"CPU a game, arena and all under it: "
-                f"{1000 * run.tree_cpu_s / max(1, run.games):.0f} ms)"
+                + f"CPU a game, arena and all under it: {run.cpu_ms_per_game:.0f} ms)"
             )
             every = [ms for values in run.latencies_ms.values() for ms in values]
             lines.append(f"  page while hosted games play: {_latency(every)}")
@@ -119,32 +139,62 @@ def bench_hosted(
     return HostedFigures(runs, load_before, os.getloadavg())
 
 
-def _tree_cpu_seconds(pid: int) -> float:
-    """CPU seconds of ``pid`` and its live descendants, each with its reaped children's
-    (/proc/PID/stat's utime, stime, cutime, cstime): the arena, its workers, and the bots
-    they started and waited for."""
-    parents: dict[int, int] = {}
-    times: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+#: How often the process table is read for bot starts while a window lasts.
+SAMPLE_S = 0.05
+
+
+def _bot_instances(pid: int) -> set[tuple[int, str]]:
+    """The example bots' processes under ``pid`` (a sandboxed one's host pid), each with its
+    start time: one entry per start, whatever its pid is reused for later."""
+    found = set()
+    for member in descendants(pid):
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+            argv = Path(f"/proc/{member}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{member}/stat").read_text()
         except OSError:
-            continue  # it ended meanwhile
-        fields = stat[stat.rindex(")") + 2 :].split()
-        parents[int(entry)] = int(fields[1])
-        times[int(entry)] = sum(int(value) for value in fields[11:15])
-    tree, grew = {pid}, True
-    while grew:
-        more = {child for child, parent in parents.items() if parent in tree} - tree
-        grew = bool(more)
-        tree |= more
-    return sum(times.get(member, 0) for member in tree) / os.sysconf("SC_CLK_TCK")
+            continue
+        if argv[1:2] == [b"-m"] and argv[2].startswith(b"example_bots."):  # python, not sh
+            found.add((member, stat[stat.rindex(")") + 2 :].split()[19]))
+    return found
+
+
+class _StartCounter:
+    """Counts the bot processes that start under ``pid`` while it runs (a thread sampling
+    the process table every ``SAMPLE_S``): those alive at its start are not counted."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.before = _bot_instances(pid)
+        self.seen: set[tuple[int, str]] = set(self.before)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(SAMPLE_S):
+            self.seen |= _bot_instances(self.pid)
+
+    def __enter__(self) -> _StartCounter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def starts(self) -> int:
+        return len(self.seen - self.before)
 
 
 def _run(
-    workers: int, seconds: float, requests_per_s: float, pairs_per_batch: int | None = None
+    workers: int,
+    seconds: float,
+    requests_per_s: float,
+    pairs_per_batch: int | None = None,
+    *,
+    python: str = sys.executable,
+    env: dict[str, str] | None = None,
+    packages: Path = PACKAGES,
 ) -> HostedRun:
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-hosted-") as folder:
         names = {"r1": "python-random", "r2": "python-random", "g1": "python-greedy",
@@ -153,16 +203,16 @@ def _run(
         tokens_file = Path(folder) / "tokens.toml"
         tokens_file.write_text("".join(f'{n} = "{t}"\n' for n, t in tokens.items()))
         server = subprocess.Popen(
-            [sys.executable, "-m", "tacocat_arena.cli", "serve", "--dir", str(Path(folder) / "a"),
+            [python, "-m", "tacocat_arena.cli", "serve", "--dir", str(Path(folder) / "a"),
              "--tokens", str(tokens_file), "--port", "0", "--web", "127.0.0.1:0",
              "--workers", str(workers), "--move-timeout", "5",
              *([] if pairs_per_batch is None else ["--pairs-per-batch", str(pairs_per_batch)])],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, text=True, cwd=folder, env=env,
         )  # fmt: skip
         try:
             _, web = _addresses(server)
             for name, package in names.items():
-                version = upload(PACKAGES / package, web, tokens[name])
+                version = upload(packages / package, web, tokens[name])
                 version = follow(web, version, timeout=300)
                 if version["status"] != "active":
                     raise RuntimeError(f"{package} was not accepted: {version['reason']}")
@@ -174,15 +224,155 @@ def _run(
                     raise RuntimeError("the hosted versions did not start playing")
                 time.sleep(0.5)
             latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
-            tree_before = _tree_cpu_seconds(server.pid)
-            phase = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
-            tree_cpu = _tree_cpu_seconds(server.pid) - tree_before
+            tree_before = tree_cpu_seconds(server.pid)
+            with _StartCounter(server.pid) as counter:
+                phase = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
+            tree_cpu = tree_cpu_seconds(server.pid) - tree_before
             connection.close()
         finally:
             stop_server(server, 60.0)
     return HostedRun(
         workers, phase.seconds, phase.games, latencies, phase.server_cpu_s, pairs_per_batch,
-        tree_cpu,
+        tree_cpu, counter.starts,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HostedComparison:
+    """``bench arena --hosted --against REV``: each tree's runs, round by round, in turns."""
+
+    this: str
+    other: str
+    mine: tuple[HostedRun, ...]
+    theirs: tuple[HostedRun, ...]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    @staticmethod
+    def _total(runs: tuple[HostedRun, ...]) -> tuple[float, float | None, float]:
+        """Games/s, starts a game and CPU a game over all of a tree's runs."""
+        games = sum(run.games for run in runs)
+        starts = [run.starts for run in runs]
+        counted = None if None in starts else sum(s or 0 for s in starts) / max(1, games)
+        cpu = 1000 * sum(run.tree_cpu_s for run in runs) / max(1, games)
+        return games / sum(run.seconds for run in runs), counted, cpu
+
+    def summary(self) -> str:
+        """The lines to print."""
+        lines = [
+            f"this tree: {self.this}",
+            f"against:   {self.other}",
+            load_line(self.load_before, self.load_after),
+            "4 hosted versions (2 python-random, 2 python-greedy), --workers 1, each tree's "
+            "own serve --pairs-per-batch default, bwrap where it works",
+            f"{'round':>5} {'tree':<8} {'games/s':>8} {'games':>6} {'starts/game':>12} "
+            f"{'CPU ms/game':>12}",
+        ]
+        for index, (a, b) in enumerate(zip(self.mine, self.theirs, strict=True)):
+            for name, run in (("this", a), ("against", b)):
+                starts = "-" if run.starts_per_game is None else f"{run.starts_per_game:.2f}"
+                lines.append(
+                    f"{index + 1:>5} {name:<8} {run.games_per_s:8.2f} {run.games:6d} "
+                    f"{starts:>12} {run.cpu_ms_per_game:12.0f}"
+                )
+        (rate_a, starts_a, cpu_a), (rate_b, starts_b, cpu_b) = (
+            self._total(self.mine),
+            self._total(self.theirs),
+        )
+        ratios = [a.games_per_s / max(b.games_per_s, 1e-9) for a, b in zip(
+            self.mine, self.theirs, strict=True)]  # fmt: skip
+        lines.append(
+            f"all rounds: this {rate_a:.2f} games/s, {starts_a or 0:.2f} starts a game, "
+            f"{cpu_a:.0f} ms CPU a game; against {rate_b:.2f} games/s, {starts_b or 0:.2f} "
+            f"starts a game, {cpu_b:.0f} ms CPU a game"
+        )
+        lines.append(
+            f"this/against games/s: {rate_a / max(rate_b, 1e-9):.2f} over all rounds "
+            f"(each round: {', '.join(f'{r:.2f}' for r in ratios)}); CPU a game "
+            f"{cpu_a / max(cpu_b, 1e-9):.2f}"
+        )
+        return "\n".join(lines)
+
+
+def tree_python(tree: Path, folder: Path) -> str:
+    """A virtual environment in ``folder`` whose Python imports ``tree`` (its server,
+    client_sdk and top folders, from a ``.pth`` file) and then this environment's
+    site-packages, and no editable install's finder; its interpreter's path.  Raises
+    ``trees.BenchError`` if it imports anything of ours from elsewhere."""
+    from tacocat_arena.bench.trees import BenchError
+
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True,
+        capture_output=True,
+    )  # fmt: skip
+    python = folder / "bin" / "python"
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    ours = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    lines = [str(tree / "server"), str(tree / "client_sdk"), str(tree), *sorted(ours)]
+    (folder / "lib" / version / "site-packages" / "tacocat-bench-tree.pth").write_text(
+        "".join(f"{line}\n" for line in lines)
+    )
+    probe = "import tacocat_arena, tacocat_bot, example_bots, tacocat; print(" + ", ".join(
+        f"{name}.__path__[0]" for name in ("tacocat_arena", "tacocat_bot", "example_bots",
+                                           "tacocat")
+    ) + ", sep='\\n')"  # fmt: skip
+    done = subprocess.run(
+        [str(python), "-c", probe], capture_output=True, text=True, cwd=folder,
+        env=_tree_env(), timeout=120,
+    )  # fmt: skip
+    paths = done.stdout.split()
+    if done.returncode != 0 or not all(Path(p).is_relative_to(tree) for p in paths):
+        raise BenchError(f"the environment of {tree} imports {paths or done.stderr[-500:]}")
+    return str(python)
+
+
+def _tree_env() -> dict[str, str]:
+    """A tree's ``serve``'s environment: ours without a module path of its own."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+def bench_hosted_against(
+    against: str, seconds: float, requests_per_s: float, rounds: int = 2
+) -> HostedComparison:
+    """``rounds`` runs (module docstring) of this tree and as many of a worktree of commit
+    ``against``, in turns (each first in half the rounds), one worker each, with each
+    tree's default batch size; raises ``trees.BenchError`` if it cannot be made."""
+    from tacocat_arena.bench.trees import (
+        BenchError,
+        describe_this,
+        in_turns,
+        this_tree,
+        worktree,
+    )
+
+    this = this_tree()
+    if this is None:
+        raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
+    load_before = os.getloadavg()
+    runs: dict[str, list[HostedRun]] = {"this": [], "against": []}
+    with (
+        worktree(against) as other,
+        tempfile.TemporaryDirectory(prefix="tacocat-bench-venvs-") as folder,
+    ):
+        if other is None:  # never: a revision always gives a worktree
+            raise BenchError("--against needs a revision")
+        trees = {"this": this, "against": other[1]}
+        pythons = {key: tree_python(tree, Path(folder) / key) for key, tree in trees.items()}
+        for index in range(rounds):
+            for key in in_turns(index, "this", "against"):
+                runs[key].append(
+                    _run(
+                        1,
+                        seconds,
+                        requests_per_s,
+                        python=pythons[key],
+                        env=_tree_env(),
+                        packages=trees[key] / "example_bots" / "packages",
+                    )  # fmt: skip
+                )
+    return HostedComparison(
+        describe_this(this), other[0], tuple(runs["this"]), tuple(runs["against"]),
+        load_before, os.getloadavg(),
     )  # fmt: skip
 
 

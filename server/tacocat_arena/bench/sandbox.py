@@ -1,15 +1,25 @@
-"""What the sandbox costs: bot start-up time and decisions/s, with and without bwrap.
+"""What the sandbox costs: bot start-up time and decisions/s, with and without bwrap; and what
+one start of each kind of bot costs (``bench_starts``).
 
 Each measurement is a real tournament (``run_tournament``): two random bots, one game at a
 time, run unsandboxed and in bwrap alternately, ``repeats`` times; the best of each mode
 counts, so the ratio compares the two modes under the same load.  Start-up is the time
 from launching a bot process to its session being open (the runner's ``wait_connected``),
 per process; twins double the processes a tournament starts.
+
+``bench_starts`` starts one bot at a time through the launcher (``BotProcess``, as every
+runner does) against a referee of its own, for each kind (the Python example bot as a hosted
+package runs it, the Node example, the C++ example where it is built) in both modes, in
+turns, and stops it once its session is open: the wall time from launch to session, the
+CPU of the bot's whole process tree at that moment (the launcher's helpers, bwrap, the bot;
+a start, nothing played) and this process's CPU meanwhile (building the command line, the
+referee's admission).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import tempfile
@@ -18,10 +28,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tacocat_arena.launch.sandbox import SandboxMode, bwrap_path
-from tacocat_arena.referee.peers import descendants
+import example_bots
+
+from tacocat_arena.launch.bots import BotProcess, Launch, new_token
+from tacocat_arena.launch.sandbox import Limits, SandboxMode, admit_bot, bwrap_path
+from tacocat_arena.launch.scratch import private_folder
+from tacocat_arena.launch.spec import BotSpec
+from tacocat_arena.referee import Referee, RefereeSettings, start_server
+from tacocat_arena.referee.peers import PeerCheck, descendants
 from tacocat_arena.stats.tables import GameResult
-from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.runner import run_tournament
 from tacocat_arena.tournament.storage import TournamentStore
 
@@ -138,3 +154,151 @@ def _descendants_cpu() -> float:
         fields = stat[stat.rindex(")") + 2 :].split()
         total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / ticks
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid`` and its live descendants: each live thread's time on a CPU
+    (/proc/PID/task/TID/schedstat, in nanoseconds, where stat's utime and stime count in
+    10 ms ticks) and each process's reaped children's (stat's cutime and cstime): a
+    sandboxed bot is reaped inside its PID namespace, so only its live ancestors' counts
+    hold it."""
+    ticks, nanoseconds = 0, 0
+    for member in descendants(pid):
+        try:
+            stat = Path(f"/proc/{member}/stat").read_text()
+            threads = os.listdir(f"/proc/{member}/task")
+        except OSError:
+            continue  # it ended meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ticks += int(fields[13]) + int(fields[14])
+        for thread in threads:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                schedstat = Path(f"/proc/{member}/task/{thread}/schedstat").read_text()
+                nanoseconds += int(schedstat.split()[0])
+    return ticks / os.sysconf("SC_CLK_TCK") + nanoseconds / 1e9
+
+
+#: The example bots' folder (the Node and C++ examples are inside it, in a checkout).
+EXAMPLES = Path(example_bots.__file__).resolve().parent
+
+#: Where ``cmake -S example_bots/cpp -B example_bots/cpp/build`` puts the C++ example.
+CPP_BOT = EXAMPLES / "cpp" / "build" / "tacocat_cpp_bot"
+
+
+@dataclass(frozen=True)
+class BotKind:
+    """A kind of bot whose start ``bench_starts`` measures: its command and the folder it
+    runs in, or why it cannot run here (``missing``)."""
+
+    name: str
+    command: str
+    folder: Path | None = None  # None: a temporary folder of its own
+    missing: str = ""
+
+
+def bot_kinds(cpp_bot: Path | None = None) -> tuple[BotKind, ...]:
+    """Python (the example package's command: ``python -m example_bots.random_bot``), Node
+    (example_bots/node, once ``npm ci`` has run there) and C++ (``cpp_bot``, by default the
+    example's build folder)."""
+    node = EXAMPLES / "node"
+    cpp = (cpp_bot or CPP_BOT).resolve()
+    return (
+        BotKind("python", "python -m example_bots.random_bot"),
+        BotKind(
+            "node",
+            "node bot.js",
+            node,
+            "" if (node / "node_modules").is_dir() else f"no {node / 'node_modules'} (npm ci)",
+        ),
+        BotKind(
+            "c++",
+            str(cpp),
+            missing="" if cpp.is_file() else f"{cpp} is not built (example_bots/cpp/README.md)",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class StartCost:
+    """One kind's starts in one mode: each start's wall time (launch to session), its
+    process tree's CPU then, and the runner's CPU meanwhile, in milliseconds."""
+
+    kind: str
+    mode: SandboxMode
+    wall_ms: tuple[float, ...]
+    bot_cpu_ms: tuple[float, ...]
+    runner_cpu_ms: tuple[float, ...]
+
+
+def bench_starts(
+    kinds: tuple[BotKind, ...],
+    starts: int,
+    *,
+    progress: Callable[[str], None] = lambda text: None,
+) -> tuple[StartCost, ...]:
+    """``starts`` starts of each kind that can run here, in each mode, in turns (one start
+    of every kind and mode a round): see the module docstring."""
+    modes = [SandboxMode.NONE] + ([SandboxMode.BWRAP] if bwrap_path() else [])
+    runnable = [kind for kind in kinds if not kind.missing]
+    figures: dict[tuple[str, SandboxMode], list[tuple[float, float, float]]] = {}
+    for index in range(starts):
+        for kind in runnable:
+            for mode in modes:
+                one = asyncio.run(_start_once(kind, mode))
+                figures.setdefault((kind.name, mode), []).append(one)
+                progress(
+                    f"start {index + 1}/{starts} {kind.name} {mode}: {one[0]:.0f} ms, "
+                    f"CPU {one[1]:.0f} ms"
+                )
+    return tuple(
+        StartCost(name, mode, *(tuple(column) for column in zip(*values, strict=True)))
+        for (name, mode), values in figures.items()
+    )
+
+
+async def _start_once(kind: BotKind, mode: SandboxMode) -> tuple[float, float, float]:
+    """One start of ``kind`` in ``mode`` against a referee of its own: (wall, bot CPU, runner
+    CPU) in milliseconds."""
+    identity = f"start-{kind.name.replace('+', 'p')}"
+    token = new_token()
+    check = PeerCheck()
+    referee = Referee({identity: token}, RefereeSettings(), check_peer=check)
+    with private_folder("bench-start") as folder:
+        folder.chmod(0o755)  # a root runner's bot is uid 65534: its folder is below this one
+        cwd = kind.folder or folder / "bot"
+        cwd.mkdir(exist_ok=True)
+        socket = folder / "sockets" / f"{identity}.sock" if mode is SandboxMode.BWRAP else None
+        if socket is not None:
+            socket.parent.mkdir(mode=0o700)
+            check.listen(identity, socket)
+        server, port = await start_server(referee, unix_sockets=[str(socket)] if socket else [])
+        try:
+            if socket is not None:
+                admit_bot(socket)
+            check.tcp_port = port
+            launch = Launch(
+                identity=identity,
+                token=token,
+                log_path=folder / "start.log",
+                cwd=cwd,
+                mode=mode,
+                limits=Limits(),
+                tcp_address=f"127.0.0.1:{port}",
+                socket_path=socket,
+                peer_check=check,
+            )
+            bot = BotProcess(BotSpec(identity, kind.command), launch)
+            runner, wall = time.process_time(), time.perf_counter()
+            await bot.start()
+            try:
+                await bot.wait_connected(referee, 120.0)
+                wall = time.perf_counter() - wall
+                runner = time.process_time() - runner
+                assert bot.process is not None  # started
+                cpu = tree_cpu_seconds(bot.process.pid)
+            finally:
+                await referee.end_all_sessions("the start was measured")
+                await bot.stop()
+        finally:
+            await server.stop(grace=0.5)
+    return wall * 1000, cpu * 1000, runner * 1000

@@ -18,7 +18,9 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 #: The repository bench/ belongs to, when it is run from a checkout (not an installation).
 ROOT = Path(__file__).resolve().parents[3]
@@ -175,6 +177,6 @@ def compared(against: str, script: str, function: str) -> Iterator[tuple[str, st
             yield describe_this(this), other[0], mine, theirs
 
 
-def in_turns(index: int, mine: Child, theirs: Child) -> tuple[Child, Child]:
-    """Which child goes first in round ``index``: each in half the rounds."""
+def in_turns(index: int, mine: T, theirs: T) -> tuple[T, T]:
+    """Which goes first in round ``index`` (a child, a tree): each in half the rounds."""
     return (mine, theirs) if index % 2 == 0 else (theirs, mine)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -283,13 +284,63 @@ def bench_analysis_command(games: int, reference: str | None, seed: int) -> None
 @bench.command("sandbox")
 @click.option("--games", "-n", default=20, show_default=True, help="Games per measurement (even).")
 @click.option("--repeats", default=2, show_default=True, help="Alternating runs of each mode.")
-def bench_sandbox_command(games: int, repeats: int) -> None:
+@click.option(
+    "--starts",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Starts of each bot kind (Python, Node, C++) in each mode, in turns (0: none).",
+)
+@click.option("--starts-only", is_flag=True, help="Only the starts, not the games.")
+@click.option(
+    "--cpp-bot",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The built C++ example bot (default: example_bots/cpp/build/tacocat_cpp_bot).",
+)
+def bench_sandbox_command(
+    games: int, repeats: int, starts: int, starts_only: bool, cpp_bot: Path | None
+) -> None:
     """Bot start-up time and decisions/s without the sandbox and in bwrap, alternately in
-    one run (two random bots, one game at a time); prints the ratio."""
+    one run (two random bots, one game at a time); prints the ratio.  Then what one start
+    of each kind of bot costs (wall and CPU, its whole process tree, and the runner's), in
+    both modes."""
     from tacocat_arena.bench.sandbox import bench_sandbox
 
     if games < 4 or games % 2 or repeats < 1:
         raise click.UsageError("--games must be even and >= 4, --repeats >= 1")
+    if not starts_only:
+        _sandbox_games(games, repeats, bench_sandbox)
+    if starts:
+        _sandbox_starts(starts, cpp_bot)
+
+
+def _sandbox_starts(starts: int, cpp_bot: Path | None) -> None:
+    import statistics
+
+    from tacocat_arena.bench.sandbox import bench_starts, bot_kinds
+
+    kinds = bot_kinds(cpp_bot)
+    click.echo(f"before: {_load_text()}")
+    costs = bench_starts(kinds, starts, progress=lambda line: click.echo(line, err=True))
+    click.echo(f"one start, launch to session open (median of {starts}, min in brackets):")
+    for cost in costs:
+        parts = [
+            f"{label} {statistics.median(values):6.1f} ({min(values):5.1f})"
+            for label, values in (
+                ("wall", cost.wall_ms),
+                ("CPU of the bot's tree", cost.bot_cpu_ms),
+                ("runner CPU", cost.runner_cpu_ms),
+            )
+        ]
+        click.echo(f"  {cost.kind:<6} {cost.mode:>5}: " + "; ".join(parts) + " ms")
+    for kind in kinds:
+        if kind.missing:
+            click.echo(f"  {kind.name:<6} not measured: {kind.missing}")
+    click.echo(f"after: {_load_text()}")
+
+
+def _sandbox_games(games: int, repeats: int, bench_sandbox: Callable[..., Any]) -> None:
     figures = bench_sandbox(games, repeats, progress=lambda line: click.echo(line, err=True))
     for mode in (figures.none, figures.bwrap):
         if mode is None:
@@ -459,14 +510,25 @@ def bench_envs_command(steps: int, rounds: int, against: str | None, seed: int) 
     show_default=True,
     help="Event streams (the index page's, as open browser tabs hold) open during phase B.",
 )
+@_against_option(
+    "--hosted: instead, this tree and commit REV with 1 worker each, in turns, in one run."
+)
+@click.option(
+    "--rounds",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="--hosted --against: runs of each tree.",
+)
 def bench_arena_command(
     bots: int, seconds: float, concurrency: int, rate: float, hosted: bool, spread: bool,
-    games: int, sse: int, pairs_per_batch: tuple[int, ...],
+    games: int, sse: int, pairs_per_batch: tuple[int, ...], against: str | None, rounds: int,
 ) -> None:  # fmt: skip
     """The web page's median and p99 response time while BOTS trivial bots play the ladder
     at full speed, and the ladder's games/s and decisions/s with and without page requests
     (and with SSE event streams open).
-    With --hosted: submitted bots instead (docs/submissions.md), for --seconds at --rate.
+    With --hosted: submitted bots instead (docs/submissions.md), for --seconds at --rate;
+    with --hosted --against REV, this tree against commit REV (docs/submissions.md).
     With --spread: the hosted ladder's fairness (docs/arena-server.md, Ladder matchmaking)."""
     if spread:
         from tacocat_arena.bench.hosted import bench_spread
@@ -475,11 +537,22 @@ def bench_arena_command(
             raise click.UsageError("--games >= 2")
         click.echo(bench_spread(games).summary())
         return
+    if against is not None and not hosted:
+        raise click.UsageError("--against compares hosted play: add --hosted")
     if hosted:
-        from tacocat_arena.bench.hosted import bench_hosted
+        from tacocat_arena.bench.hosted import bench_hosted, bench_hosted_against
+        from tacocat_arena.bench.trees import BenchError
 
         if seconds <= 0 or rate <= 0:
             raise click.UsageError("--seconds > 0, --rate > 0")
+        if against is not None:
+            if pairs_per_batch:
+                raise click.UsageError("--against runs each tree's default batch size")
+            try:
+                click.echo(bench_hosted_against(against, seconds, rate, rounds).summary())
+            except BenchError as error:
+                raise click.ClickException(str(error)) from error
+            return
         click.echo(bench_hosted(seconds, rate, pairs_per_batch=pairs_per_batch).summary())
         return
     from tacocat_arena.bench.arena import bench_arena
