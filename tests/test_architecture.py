@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "tacocat_arena"
 #: referee -> launch / stats / tournament -> report / arena / web -> cli.
 _SERVER_ROOMS = frozenset(
     {"engine", "play", "protocol", "referee", "launch", "stats", "tournament", "check"}
-    | {"report", "arena", "web", "grade"}
+    | {"report", "arena", "web", "grade", "human"}
 )
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "engine": frozenset(),
@@ -37,6 +37,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     ),
     "web": frozenset({"engine", "play", "stats", "report", "arena"}),
     "grade": frozenset({"referee", "launch", "stats", "tournament", "check", "report"}),
+    # A person's seat: a referee client (protobuf) and its page, in a two-bot tournament.
+    "human": frozenset(
+        {"engine", "protocol", "referee", "launch", "stats", "tournament", "report"}
+    ),
     "envs": frozenset({"engine", "play", "launch"}),
     # bench measures everything but the command line; cli reaches every room (envs only
     # through bench, inside its command).
@@ -125,7 +129,7 @@ def test_the_map_has_no_cycle_through(room: str) -> None:
 
 
 #: The rooms that speak protobuf themselves; the others go through the referee or the wire.
-SPEAK_PROTOBUF = frozenset({"protocol", "referee", "check", "bench"})
+SPEAK_PROTOBUF = frozenset({"protocol", "referee", "check", "bench", "human"})
 
 
 def test_only_the_wire_rooms_build_protobuf_messages() -> None:

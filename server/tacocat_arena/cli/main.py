@@ -253,6 +253,18 @@ def _event_format(text: str | None, gauntlet: str | None) -> object:
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="SPRT false H1 rate.")
 @click.option("--beta", type=float, default=0.05, show_default=True, help="SPRT false H0 rate.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+@click.option(
+    "--pair", is_flag=True, help="A = human: offer the twin game (same deal, seats swapped)."
+)
+@click.option("--no-browser", is_flag=True, help="A = human: print the page's URL, open nothing.")
+@click.option(
+    "--human-move-timeout",
+    type=click.FloatRange(0, 3600),
+    default=120.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A = human: the person's time per decision (the bot keeps --move-timeout).",
+)
 def play(
     first: str,
     second: str,
@@ -268,13 +280,32 @@ def play(
     alpha: float,
     beta: float,
     quiet: bool,
+    pair: bool,
+    no_browser: bool,
+    human_move_timeout: float,
 ) -> None:
     """A quick match between two bots, A and B: each a command ("python my_bot.py"), an
     example bot's name (random, greedy, search) or builtin:NAME.
 
     It shows the score, the Elo difference A - B with its 95% interval and the likelihood of
     superiority, from duplicate pairs; with --sprt, the test's log-likelihood ratio too.
+
+    A = human: you play B yourself, in a browser page served on 127.0.0.1 (its URL is
+    printed), one game or with --pair a duplicate pair (docs/human-seat.md).
     """
+    if first == "human":
+        from tacocat_arena.cli.human import play_human_command
+
+        play_human_command(
+            second,
+            pair=pair,
+            open_browser=not no_browser,
+            human_move_timeout_s=human_move_timeout,
+            move_timeout_s=move_timeout,
+            seed=seed,
+            out=out or Path("tacocat-results") / "human" / time.strftime("%Y%m%d-%H%M%S"),
+        )
+        return
     from tacocat_arena.cli.run import match_bots, run_command
     from tacocat_arena.stats.live import DEFAULT_SPRT_GAMES
     from tacocat_arena.stats.sprt import Sprt

@@ -562,35 +562,38 @@ _INTERPRETERS = {".py": "python", ".js": "node", ".mjs": "node"}
 def match_bots(first: str, second: str) -> list[str]:
     """``--bot`` specs for ``tacocat-arena play A B``: names from the commands (a script
     named alone, ``mine.py``, runs with its interpreter)."""
-    specs = []
-    for index, text in enumerate((first, second)):
-        command = f"builtin:{text}" if text.partition("?")[0] in BUILTIN_BOTS else text
-        interpreter = _INTERPRETERS.get(Path(text).suffix)
-        if interpreter and Path(text).is_file():
-            command = shlex.join([interpreter, text])  # `play mine.py ...`: a script, run
-        if is_builtin(command):
-            try:
-                name = parse_builtin(command).label
-            except BuiltinError as error:
-                raise click.ClickException(str(error)) from None
-        else:
-            try:
-                words = shlex.split(command)
-            except ValueError as error:
-                raise click.ClickException(f"cannot parse {text!r}: {error}") from None
-            if len(words) == 1 and shutil.which(words[0]) is None and not Path(words[0]).exists():
-                builtins = ", ".join(BUILTIN_BOTS)
-                raise click.ClickException(
-                    f"{'AB'[index]} = {text!r} is neither an example bot ({builtins}) nor a "
-                    'command found on your PATH; give a command such as "python my_bot.py"'
-                )
-            words = words or [f"bot{index}"]
-            name = Path(words[-1]).stem or f"bot{index}"
-        specs.append([name, command])
+    specs = [match_bot(text, index) for index, text in enumerate((first, second))]
     if specs[0][0] == specs[1][0]:
         specs[0][0] += "-A"
         specs[1][0] += "-B"
     return [f"{name}={command}" for name, command in specs]
+
+
+def match_bot(text: str, index: int = 0) -> list[str]:
+    """[name, command] of one of ``play``'s bots (``index``: 0 for A, 1 for B)."""
+    command = f"builtin:{text}" if text.partition("?")[0] in BUILTIN_BOTS else text
+    interpreter = _INTERPRETERS.get(Path(text).suffix)
+    if interpreter and Path(text).is_file():
+        command = shlex.join([interpreter, text])  # `play mine.py ...`: a script, run
+    if is_builtin(command):
+        try:
+            name = parse_builtin(command).label
+        except BuiltinError as error:
+            raise click.ClickException(str(error)) from None
+    else:
+        try:
+            words = shlex.split(command)
+        except ValueError as error:
+            raise click.ClickException(f"cannot parse {text!r}: {error}") from None
+        if len(words) == 1 and shutil.which(words[0]) is None and not Path(words[0]).exists():
+            builtins = ", ".join(BUILTIN_BOTS)
+            raise click.ClickException(
+                f"{'AB'[index]} = {text!r} is neither an example bot ({builtins}) nor a "
+                'command found on your PATH; give a command such as "python my_bot.py"'
+            )
+        words = words or [f"bot{index}"]
+        name = Path(words[-1]).stem or f"bot{index}"
+    return [name, command]
 
 
 def replay_command(file: Path, game_id: str | None) -> Iterator[str]:

@@ -46,6 +46,9 @@ class BotSpec:
     limits: Limits | None = None
     #: Whether the bot may write to its folder inside the sandbox.
     writable_dir: bool = False
+    #: The bot's own per-decision allowance in seconds (a person's seat, ``play human``);
+    #: None: the tournament's ``move_timeout``.
+    move_timeout_s: float | None = None
 
     @property
     def is_external(self) -> bool:

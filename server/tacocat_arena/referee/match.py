@@ -191,11 +191,14 @@ class _Seat:
         game_id: str,
         bank_ms: int,
         converted: list[bytes | None],
+        allowance_ms: int,
     ) -> None:
         self.seat = seat
         self.session = session
         self.game_id = game_id
         self.bank_ms = float(bank_ms)
+        #: This seat's per-decision allowance (``RefereeSettings.allowance_ms``).
+        self.allowance_ms = allowance_ms
         self.message = pb.RefereeMessage(decision_request=pb.DecisionRequest(game_id=game_id))
         self.request = self.message.decision_request
         self.encoder = ViewEncoder(seat, self.request.view, converted)
@@ -317,7 +320,14 @@ class _Match:
         converted: list[bytes | None] = []  # the log in wire form, shared by the seats
         bank_ms = settings.clock.bank_ms
         self.seats = [
-            _Seat(s, sessions[s], f"{game_id}/{s}" if same_session else game_id, bank_ms, converted)
+            _Seat(
+                s,
+                sessions[s],
+                f"{game_id}/{s}" if same_session else game_id,
+                bank_ms,
+                converted,
+                settings.allowance_ms(sessions[s].name),
+            )
             for s in (0, 1)
         ]
         self.names = (sessions[0].name, sessions[1].name)
@@ -339,7 +349,7 @@ class _Match:
                 seat=seat.seat,
                 opponent_name=self.names[1 - seat.seat],
                 ruleset=ruleset_to_pb(self.game.ruleset),
-                decision_timeout_ms=clock.decision_ms,
+                decision_timeout_ms=seat.allowance_ms,
                 time_bank_ms=clock.bank_ms,
                 failure_policy=FAILURE_POLICY_PB[settings.failure_policy],
                 match_info=match_info,
@@ -361,12 +371,12 @@ class _Match:
             if timed:
                 self.max_untimed = max(self.max_untimed, timed[0].started - self.untimed_since)
             if self.on_pending is not None:
-                self.on_pending(_pending(timed, settings.clock.decision_ms))
+                self.on_pending(_pending(timed))
             answers = []  # a loop, not an async comprehension: that is one more coroutine
             for each in asked:
                 answers.append(await _answer(each, settings))
                 if self.on_pending is not None:
-                    self.on_pending(_pending(timed, settings.clock.decision_ms))
+                    self.on_pending(_pending(timed))
             if timed:
                 self.untimed_since = max(a.stopped for a in timed)
             paired = list(zip(pending, answers, strict=True))
@@ -472,11 +482,11 @@ class _Match:
             game=game,
             notes=self.notes,
             action_ms=self.action_ms,
-            referee=self.settings.record_block(),
+            referee=self.settings.record_block(self.names),
         )
 
 
-def _pending(timed: list[_Asked], allowance_ms: int) -> tuple[PendingDecision, ...]:
+def _pending(timed: list[_Asked]) -> tuple[PendingDecision, ...]:
     """The requests of ``timed`` not answered yet, as spectators see them (wall-clock times:
     a page compares them with its own clock)."""
     now_wall, now = time.time(), time.monotonic()
@@ -484,6 +494,7 @@ def _pending(timed: list[_Asked], allowance_ms: int) -> tuple[PendingDecision, .
     for asked in timed:
         if asked.future.done() or asked.stopped:
             continue
+        allowance_ms = asked.seat.allowance_ms
         asked_at = now_wall - (now - asked.started)
         deadline = asked_at + (allowance_ms + asked.bank_left_ms) / 1000
         pending.append(
@@ -545,7 +556,7 @@ def _ask(
     kind = view.kind
     assert kind is not None  # only pending seats are asked
     clock = settings.clock
-    allowance_ms = clock.decision_ms
+    allowance_ms = seat.allowance_ms
     session = seat.session
     try:
         request_id, future = session.open_request(seat.game_id)
@@ -576,8 +587,7 @@ async def _answer(asked: _Asked | _Failure, settings: RefereeSettings) -> Action
     if isinstance(asked, _Failure):
         return asked
     seat, kind, request_id = asked.seat, asked.kind, asked.request_id
-    clock = settings.clock
-    allowance_ms = clock.decision_ms
+    allowance_ms = seat.allowance_ms
     try:
         reply, read_at = await asked.future
     except TimeoutError:
@@ -629,7 +639,7 @@ def _timed_out(asked: _Asked, settings: RefereeSettings) -> _Failure:
     clock = settings.clock
     asked.seat.bank_ms = 0.0
     text = timeout_text(
-        asked.request_id, asked.kind, clock.decision_ms, clock.bank_ms, asked.bank_left_ms
+        asked.request_id, asked.kind, asked.seat.allowance_ms, clock.bank_ms, asked.bank_left_ms
     )
     text += f" (waited {asked.elapsed_ms:.0f} ms)"
     return _Failure(Termination.FORFEIT_TIMEOUT, pb.ERROR_CODE_TIMEOUT, text, text)

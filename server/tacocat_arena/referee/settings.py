@@ -106,19 +106,46 @@ class RefereeSettings:
     max_concurrent_games: int = 64
     #: Back-pressure and input bounds of each session.
     limits: SessionLimits = SessionLimits()
+    #: Bots with an allowance of their own, (name, decision_ms) pairs: a person's seat
+    #: (``play human``) thinks for minutes where its bot opponent keeps ``clock``'s.  The
+    #: bank and the grace stay ``clock``'s for every seat.
+    allowances: tuple[tuple[str, int], ...] = ()
 
-    def record_block(self) -> dict[str, Any]:
+    def __post_init__(self) -> None:
+        for name, ms in self.allowances:
+            if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+                raise ValueError(
+                    f"the allowance of {name!r} must be an integer >= 0 ms, got {ms!r}"
+                )
+
+    def allowance_ms(self, name: str) -> int:
+        """The per-decision allowance of bot ``name``'s seat: its own, or ``clock``'s."""
+        for own, ms in self.allowances:
+            if own == name:
+                return ms
+        return self.clock.decision_ms
+
+    def record_block(self, names: tuple[str, str] | None = None) -> dict[str, Any]:
         """The ``referee`` block of a game record: the clock and policy the game was played
         under, which ``verify`` re-runs every timing against (docs/game-record.md).  The one
-        place its keys are named: ``verify`` refuses a block with any other."""
+        place its keys are named: ``verify`` refuses a block with any other.  When the
+        seats of ``names`` have different allowances (``allowances``), ``seat_decision_ms``
+        holds each seat's, index = seat, and ``decision_ms`` stays the referee's default."""
         clock = self.clock
-        return {
+        block: dict[str, Any] = {
             "decision_ms": clock.decision_ms,
             "bank_ms": clock.bank_ms,
             "grace_ms": clock.grace_ms,
             "failure_policy": self.failure_policy.value,
         }
+        if names is not None:
+            own = [self.allowance_ms(name) for name in names]
+            if own != [clock.decision_ms] * 2:
+                block[SEAT_ALLOWANCES_KEY] = own
+        return block
 
 
 #: The keys of a record's ``referee`` block (``RefereeSettings.record_block``).
 RECORD_REFEREE_KEYS = tuple(RefereeSettings().record_block())
+#: The optional key of a ``referee`` block whose seats had allowances of their own.
+SEAT_ALLOWANCES_KEY = "seat_decision_ms"

@@ -120,15 +120,21 @@ def write_outputs(
     complete: bool,
     planned: int,
     sprt: SprtState | None = None,
+    stopped: str = "",
 ) -> Tables:
     """Write every result file into ``config.out``; return the tables.
 
     ``sprt`` is the sequential test of a ``play --sprt`` match, reported with the results.
+    ``stopped`` says why a complete match holds fewer games than planned, when it ended by
+    choice between pairs (a person who did not play the twin game, ``play human --pair``):
+    ``verify`` then checks the games it reached against the plan, as for the SPRT's stop.
     """
     out = config.out
     tables = compute_tables(config, store)
     metadata: dict[str, Any] = dict(config.describe())
     metadata.update(games_planned=planned, games_played=store.count(), complete=complete)
+    if stopped:
+        metadata["stopped"] = stopped
     if snapshots := store.snapshots():
         # A root runner played private copies of these bots' folders: what it copied.
         metadata["bot_folder_sha256"] = snapshots

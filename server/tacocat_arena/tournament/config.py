@@ -27,6 +27,10 @@ from tacocat_arena.referee.settings import (
     RefereeSettings,
 )
 
+#: The suffix of a bot's twin instance (``NAME~B``), which plays the second game of each pair
+#: (``tournament.runner``).
+TWIN_SUFFIX = "~B"
+
 #: The example bots that ``builtin:NAME`` names, as importable modules (launch/builtins.py
 #: holds them with their options).
 BUILTIN_BOTS = {name: builtin.module for name, builtin in BUILTINS.items()}
@@ -135,6 +139,13 @@ class TournamentConfig:
                 f"got {self.move_timeout_s}",
                 key="move_timeout",
             )
+        for bot in self.bots:
+            if bot.move_timeout_s is not None and not 0 <= bot.move_timeout_s <= 3600:
+                raise ConfigError(
+                    f"bot {bot.name!r}: its move_timeout must be in [0, 3600] seconds, got "
+                    f"{bot.move_timeout_s}",
+                    key="bots",
+                )
         if self.time_bank_s < 0:
             raise ConfigError(
                 f"time_bank: must be >= 0 seconds, got {self.time_bank_s}", key="time_bank"
@@ -265,7 +276,18 @@ class TournamentConfig:
                 self.move_timeout_s, self.time_bank_s, grace_ms=self.grace_ms
             ),
             failure_policy=self.failure_policy,
+            # A bot's own clock holds for its twin instance too (runner.TWIN_SUFFIX).
+            allowances=tuple(
+                (ident, round(bot.move_timeout_s * 1000))
+                for bot in self.bots
+                if bot.move_timeout_s is not None
+                for ident in (bot.name, bot.name + TWIN_SUFFIX)
+            ),
         )
+
+    def _own_clocks(self) -> dict[str, float]:
+        """The bots with an allowance of their own (``BotSpec.move_timeout_s``), in seconds."""
+        return {b.name: b.move_timeout_s for b in self.bots if b.move_timeout_s is not None}
 
     @property
     def event_name(self) -> str:
@@ -285,6 +307,8 @@ class TournamentConfig:
         }
         if self.format is TournamentFormat.GAUNTLET:  # absent for a round robin, as before
             data["gauntlet"] = self.gauntlet_name
+        if own := self._own_clocks():  # absent when no bot has its own, as before
+            data["bot_move_timeout"] = own
         if self.format is TournamentFormat.SWISS:
             data["swiss_rounds"] = self.swiss_rounds
         if self.format is TournamentFormat.KNOCKOUT:
@@ -303,6 +327,7 @@ class TournamentConfig:
                 if any(b.args for b in self.bots)
                 else {}
             ),
+            **({"bot_move_timeout_s": own} if (own := self._own_clocks()) else {}),
             "games_per_pairing": self.games_per_pairing,
             "seed": self.seed,
             "concurrency": self.concurrency,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tacocat_arena.engine import Ruleset, RulesetError
-from tacocat_arena.referee.settings import FailurePolicy
+from tacocat_arena.referee.settings import SEAT_ALLOWANCES_KEY, FailurePolicy
 from tacocat_arena.tournament.config import (
     BotSpec,
     ConfigError,
@@ -49,8 +49,14 @@ def config_from_metadata(metadata: Mapping[str, Any]) -> TournamentConfig:
     format.  Raises ConfigError, RulesetError, AttributeError, KeyError, TypeError or ValueError
     on metadata that does not describe one."""
     args = metadata.get("bot_args") or {}
+    clocks = metadata.get("bot_move_timeout_s") or {}
     bots = tuple(
-        BotSpec(str(name), str(command), args=tuple(str(a) for a in args.get(name, ())))
+        BotSpec(
+            str(name),
+            str(command),
+            args=tuple(str(a) for a in args.get(name, ())),
+            move_timeout_s=float(clocks[name]) if name in clocks else None,
+        )
         for name, command in dict(metadata["bots"]).items()
     )
     kind = TournamentFormat(metadata.get("format", TournamentFormat.ROUND_ROBIN.value))
@@ -126,6 +132,8 @@ def check_plan(folder: Path, games: Sequence[Played]) -> PlanCheck:
     # A match that ``play --sprt`` stopped once the test decided holds the games it reached.
     sprt = results.get("sprt")
     stopped = isinstance(sprt, Mapping) and sprt.get("decision") in ("H0", "H1")
+    # A match its player ended between pairs says so (``write_outputs``' ``stopped``).
+    stopped = stopped or bool(metadata.get("stopped"))
     found += _against_plan(plan, games, stopped=stopped)
     found += _settings(config, games)
     return PlanCheck(found=found)
@@ -189,14 +197,19 @@ def _against_plan(
 
 def _settings(config: TournamentConfig, games: Sequence[Played]) -> list[tuple[str, str, str]]:
     """S2: every played game under the tournament's ruleset, clock and failure policy."""
-    referee = config.referee_settings.record_block()
+    settings = config.referee_settings
     ruleset = config.ruleset.to_dict()
     found: list[tuple[str, str, str]] = []
-    for game_id, _, record in games:
+    for game_id, names, record in games:
         if record.get("unplayed"):
             continue
+        # A seat with an allowance of its own (a person's) is in the block as the config says.
+        referee = settings.record_block(tuple(names) if names is not None else None)  # type: ignore[arg-type]
+        keys = {*referee, SEAT_ALLOWANCES_KEY}
         stated = record.get("referee")
-        played = {k: stated.get(k) for k in referee} if isinstance(stated, Mapping) else stated
+        played = (
+            {k: stated[k] for k in keys if k in stated} if isinstance(stated, Mapping) else stated
+        )
         if played != referee:
             found.append((game_id, "S2", f"played under {played!r}, the tournament's is {referee}"))
         if record.get("ruleset") != ruleset:

@@ -26,7 +26,7 @@ from tacocat_arena.engine import (
 from tacocat_arena.engine.record import action_from_json, action_to_json
 from tacocat_arena.protocol.wire import default_action
 from tacocat_arena.referee.match import MAX_FALLBACK_CHARS
-from tacocat_arena.referee.settings import RECORD_REFEREE_KEYS
+from tacocat_arena.referee.settings import RECORD_REFEREE_KEYS, SEAT_ALLOWANCES_KEY
 
 #: Slack for timings rounded to the microsecond in the record.
 EPSILON_MS = 0.01
@@ -65,6 +65,24 @@ def clock_of(record: Mapping[str, Any]) -> tuple[float, float, float] | None:
         return None
 
 
+def seat_allowances(record: Mapping[str, Any], allowance: float) -> tuple[float, float]:
+    """Each seat's per-decision allowance in ms: the block's ``seat_decision_ms`` where the
+    seats had their own (a person's seat, ``play human``), else ``allowance`` for both."""
+    referee = record.get("referee")
+    own = referee.get(SEAT_ALLOWANCES_KEY) if isinstance(referee, Mapping) else None
+    if _is_pair_of_ms(own):
+        return float(own[0]), float(own[1])
+    return allowance, allowance
+
+
+def _is_pair_of_ms(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+    )
+
+
 def _at(rounds: Sequence[int], index: int) -> int | None:
     return rounds[index] if index < len(rounds) else None
 
@@ -86,7 +104,7 @@ def check_referee_block(record: Mapping[str, Any]) -> Iterator[Found]:
     if not isinstance(referee, Mapping):
         yield None, "E1", f"the record's referee block {referee!r} is not an object"
         return
-    extra = sorted(set(referee) - set(RECORD_REFEREE_KEYS))
+    extra = sorted(set(referee) - {*RECORD_REFEREE_KEYS, SEAT_ALLOWANCES_KEY})
     missing = [key for key in RECORD_REFEREE_KEYS if key not in referee]
     if extra:
         yield (
@@ -101,6 +119,14 @@ def check_referee_block(record: Mapping[str, Any]) -> Iterator[Found]:
         value = referee.get(key)
         if key in referee and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             yield None, "E1", f"the record's referee {key} {value!r} is not a whole number of ms"
+    own = referee.get(SEAT_ALLOWANCES_KEY)
+    if SEAT_ALLOWANCES_KEY in referee and not _is_pair_of_ms(own):
+        yield (
+            None,
+            "E1",
+            f"the record's referee {SEAT_ALLOWANCES_KEY} {own!r} is not two whole numbers of "
+            "ms (one per seat)",
+        )
 
 
 def check_marks(record: Mapping[str, Any], rounds: Sequence[int]) -> Iterator[Found]:
@@ -289,12 +315,14 @@ def check_timing(record: Mapping[str, Any], rounds: Sequence[int]) -> Iterator[F
     clock = clock_of(record)
     if clock is None:
         return  # version 1, or a game played without a referee: nothing to check
-    allowance, bank_ms, grace = clock
+    default_allowance, bank_ms, grace = clock
+    allowances = seat_allowances(record, default_allowance)
     bank = [bank_ms, bank_ms]
     for index, entry in enumerate(record["actions"]):
         seat = entry.get("seat")
         if seat not in (0, 1):
             continue
+        allowance = allowances[seat]
         where = _at(rounds, index)
         ms = entry.get("ms")
         timeout = Failure.TIMEOUT.value in (entry.get("substituted"), entry.get("forfeit"))

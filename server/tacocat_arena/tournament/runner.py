@@ -39,13 +39,11 @@ from tacocat_arena.launch.scratch import owned_folder
 from tacocat_arena.referee import GameReport, Referee, start_server
 from tacocat_arena.referee.peers import PeerCheck
 from tacocat_arena.stats.tables import GameResult
-from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.tournament.config import TWIN_SUFFIX, BotSpec, TournamentConfig
 from tacocat_arena.tournament.schedule import PlannedGame, tournament_plan
 from tacocat_arena.tournament.storage import TournamentStore
 
 ProgressCallback = Callable[[GameResult, int, int], None]
-#: The suffix of a bot's twin instance (``NAME~B``), which plays the second game of each pair.
-TWIN_SUFFIX = "~B"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,188 @@
+"""The person's page: one HTML page, its state as server-sent events, answers as POSTs.
+
+Starlette, like the arena's page (``web/``), and for the same reason SSE + POST rather than a
+WebSocket: the page only needs a stream of states one way and an occasional answer the
+other, both plain HTTP that any proxy and any test client speaks.  Every route is under a
+random key (``/KEY/``) printed with the URL, so another local user who finds the port cannot
+play (or watch) the person's seat.  What is sent is ``Relay.state()`` alone: the seat's own
+view and the public facts (tests/test_human_seat.py scans every byte of it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableSequence
+from importlib import resources
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from tacocat_arena.human.relay import Refusal, Relay
+
+#: Seconds between keep-alive comments of an idle event stream.
+KEEPALIVE_S = 10.0
+#: The largest answer body read (an answer is a few dozen bytes).
+MAX_BODY_BYTES = 4096
+_STATIC = {
+    "": ("human.html", "text/html; charset=utf-8"),
+    "human.js": ("human.js", "text/javascript; charset=utf-8"),
+    "human.css": ("human.css", "text/css; charset=utf-8"),
+}
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("tacocat_arena.human").joinpath("static", name).read_bytes()
+
+
+def create_page(relay: Relay, key: str) -> Starlette:
+    """The page app of ``relay``'s seat, every route under ``/key/``."""
+    assets = {path: (_asset(file), media) for path, (file, media) in _STATIC.items()}
+
+    async def static(request: Request) -> Response:
+        body, media = assets[request.path_params.get("asset", "")]
+        return Response(body, media_type=media, headers=_HEADERS)
+
+    async def events(request: Request) -> StreamingResponse:
+        async def stream() -> AsyncIterator[str]:
+            yield "retry: 1000\n\n"
+            seen = -1
+            while True:
+                if relay.seq != seen:
+                    seen = relay.seq
+                    state = relay.state()
+                    yield f"event: state\ndata: {json.dumps(state, separators=(',', ':'))}\n\n"
+                    if state["finished"]:
+                        return
+                else:
+                    yield ": keep-alive\n\n"
+                await relay.wait_change(seen, KEEPALIVE_S)
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={**_HEADERS, "X-Accel-Buffering": "no"},
+        )
+
+    async def action(request: Request) -> JSONResponse:
+        body = await _json_body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        try:
+            played = relay.answer(body.get("request_id"), body.get("action"))
+        except Refusal as refusal:
+            return JSONResponse({"error": str(refusal)}, status_code=409, headers=_HEADERS)
+        return JSONResponse({"played": str(played)}, headers=_HEADERS)
+
+    async def twin(request: Request) -> JSONResponse:
+        body = await _json_body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        try:
+            relay.choose_twin(body.get("accept"))
+        except Refusal as refusal:
+            return JSONResponse({"error": str(refusal)}, status_code=409, headers=_HEADERS)
+        return JSONResponse({"ok": True}, headers=_HEADERS)
+
+    routes = [
+        Route(f"/{key}/", static),
+        Route(f"/{key}/{{asset:str}}", static_or_missing(static)),
+        Route(f"/{key}/events", events),
+        Route(f"/{key}/action", action, methods=["POST"]),
+        Route(f"/{key}/twin", twin, methods=["POST"]),
+    ]
+    # The specific routes first: ``{asset}`` would match "events" too.
+    return Starlette(routes=[routes[0], *routes[2:], routes[1]])
+
+
+def static_or_missing(
+    static: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """The named asset, or 404 for any other name."""
+
+    async def handler(request: Request) -> Response:
+        if request.path_params["asset"] not in _STATIC:
+            return Response("no such page", status_code=404, media_type="text/plain")
+        return await static(request)
+
+    return handler
+
+
+async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
+    """The request's JSON object, or the 400/413 response that says what is wrong with it."""
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return JSONResponse(
+                {"error": f"the body is over {MAX_BODY_BYTES} bytes"}, status_code=413
+            )
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks))
+    except ValueError:
+        return JSONResponse({"error": "the body is not JSON"}, status_code=400)
+    if not isinstance(body, dict):
+        return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
+    return body
+
+
+class Tap:
+    """ASGI middleware that keeps a copy of every body byte the app sends (the tests' view
+    of what reached the browser)."""
+
+    def __init__(self, app: Any, sent: MutableSequence[bytes]) -> None:
+        self.app = app
+        self.sent = sent
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def tapped(message: Any) -> None:
+            if message.get("type") == "http.response.body":
+                self.sent.append(bytes(message.get("body", b"")))
+            await send(message)
+
+        await self.app(scope, receive, tapped)
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn on a loop it does not own: the command handles SIGINT/SIGTERM itself."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_page(app: Any, host: str = "127.0.0.1", port: int = 0) -> tuple[Any, int]:
+    """Serve ``app`` on ``host:port`` (0: a free port) on this loop; return the server
+    (``should_exit = True`` stops it; await its ``task``) and the port."""
+    sock = socket.create_server((host, port), reuse_port=False)
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    )
+    server = _EmbeddedServer(config)
+    task = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            task.result()
+            raise OSError(f"the page could not start on {host}:{bound}")
+        await asyncio.sleep(0.01)
+    server.task = task  # type: ignore[attr-defined]
+    return server, bound
