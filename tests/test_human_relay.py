@@ -199,9 +199,7 @@ def test_a_seat_with_its_own_allowance_is_timed_by_it_and_the_record_says_so() -
 
     async def game() -> Any:
         sessions = (first.connect("a"), second.connect("b"))
-        report = await play_game(
-            "g1", sessions, seed=7, ruleset=DEFAULT_RULESET, settings=settings
-        )
+        report = await play_game("g1", sessions, seed=7, ruleset=DEFAULT_RULESET, settings=settings)
         await asyncio.sleep(0.01)
         for session in sessions:
             session.close()

@@ -378,6 +378,7 @@ async function send() {
     $("message").textContent = `could not send the answer: ${error}`;
   } finally {
     sending = false;
+    render(); // the next state may have come while the answer was on its way
   }
 }
 
