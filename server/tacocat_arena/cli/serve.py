@@ -83,7 +83,27 @@ def _address(text: str, what: str) -> tuple[str, int]:
     "--round-robin",
     "round_robin",
     is_flag=True,
-    help="Play one round-robin event among the bots present instead of the ladder, then stop.",
+    help="Play one round-robin event among the bots present instead of the ladder, then stop "
+    "(as --event round_robin).",
+)
+@click.option(
+    "--event",
+    "event_format",
+    type=click.Choice(["round_robin", "swiss"]),
+    help="Play one event of this format among the bots present instead of the ladder, then "
+    "stop; swiss: rounds paired by score, as run --format swiss.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Event: a Swiss's rounds (default: ceil(log2(entrants))).",
+)
+@click.option(
+    "--notify",
+    metavar="URL",
+    help="Event: POST a JSON summary to this http(s) URL when it is over; retried, never "
+    "fails the event.",
 )
 @click.option("--games", default=2, show_default=True, help="Event: games per pairing (even).")
 @click.option("--event-name", default="round-robin", show_default=True, help="Event: its name.")
@@ -191,6 +211,9 @@ def serve(
     tls_cert: Path | None,
     tls_key: Path | None,
     round_robin: bool,
+    event_format: str | None,
+    rounds: int | None,
+    notify: str | None,
     games: int,
     event_name: str,
     start_after: float,
@@ -225,9 +248,23 @@ def serve(
     from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
     from tacocat_arena.referee import ClockSettings, RefereeSettings
     from tacocat_arena.referee.stopping import Stopped, run_until_signalled
+    from tacocat_arena.tournament.config import ConfigError, TournamentFormat
     from tacocat_arena.tournament.executors import ExecutorError
+    from tacocat_arena.tournament.notify import check_url
 
     web_host, web_port = _address(web, "--web")
+    if round_robin and event_format not in (None, "round_robin"):
+        raise click.UsageError(f"--round-robin and --event {event_format} exclude each other")
+    kind = TournamentFormat(event_format or "round_robin")
+    is_event = round_robin or event_format is not None
+    for flag, value in (("--rounds", rounds), ("--notify", notify)):
+        if value is not None and not is_event:
+            raise click.UsageError(f"{flag} is for an event: add --event round_robin or swiss")
+    try:
+        if notify is not None:
+            check_url(notify)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     try:
@@ -238,12 +275,12 @@ def serve(
             per_bot=per_bot,
             games_per_bot=games_per_bot,
             referee=referee,
-            ladder=not round_robin,
+            ladder=not is_event,
             independent_deals=independent_deals,
         )
         event = (
-            EventSettings(event_name, games, late_joiners, start_after, wait)
-            if round_robin
+            EventSettings(event_name, games, late_joiners, start_after, wait, kind, rounds, notify)
+            if is_event
             else None
         )
         tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert and tls_key else None

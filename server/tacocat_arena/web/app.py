@@ -3,7 +3,8 @@
 The routes live in modules named for what they serve: ``pages`` (HTML and its event
 streams), ``api`` (read-only JSON), ``organizer`` (actions that need the organizer's token),
 ``uploads`` (bot submissions, with the player's token), ``desk`` (the organizer's page),
-``players`` (a player's page and its versions), ``failures`` (a player's own failures and
+``players`` (a player's page and its versions), ``event_page`` (an event's rounds and
+standings), ``failures`` (a player's own failures and
 output, for its token and the organizer's).
 Handlers are thin: they read the request, call a function of ``views`` and render a template
 file or JSON.  Each declares whose token its route needs (``access``: one place reads the
@@ -25,7 +26,16 @@ from starlette.applications import Starlette
 
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.store import ArenaError
-from tacocat_arena.web import api, desk, failures, organizer, pages, players, uploads
+from tacocat_arena.web import (
+    api,
+    desk,
+    event_page,
+    failures,
+    organizer,
+    pages,
+    players,
+    uploads,
+)
 from tacocat_arena.web.access import arena_error
 from tacocat_arena.web.health import GameClock
 from tacocat_arena.web.limits import StreamLimits, WebLimits, limited_protocol
@@ -41,6 +51,7 @@ def create_app(arena: Arena) -> Starlette:
         *uploads.ROUTES,
         *desk.ROUTES,
         *failures.ROUTES,
+        *event_page.ROUTES,
     ]
     app = Starlette(routes=routes, exception_handlers={ArenaError: arena_error})
     app.state.arena = arena
