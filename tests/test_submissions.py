@@ -4,6 +4,7 @@ active version per player (the previous one retired)."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -229,5 +230,33 @@ def test_a_version_number_out_of_sqlites_range_is_no_version(tmp_path: Path) -> 
     try:
         submissions = Submissions(store)
         assert submissions.get("alice", 10**400) is None and submissions.get("alice", 0) is None
+    finally:
+        store.close()
+
+
+def test_the_store_makes_the_versions_table_and_gives_an_old_one_its_new_columns(
+    tmp_path: Path,
+) -> None:
+    """The store owns every table of arena.sqlite, ``versions`` included: a store from before
+    issue 34 (no ``public_reason``, no ``manifest``) is given them when it is opened, and
+    its rows read as they did."""
+    ArenaStore(tmp_path / "arena").close()
+    with sqlite3.connect(tmp_path / "arena" / "arena.sqlite") as db:
+        db.executescript(
+            "DROP TABLE versions;"
+            "CREATE TABLE versions (player TEXT NOT NULL, version INTEGER NOT NULL,"
+            " sha256 TEXT NOT NULL, size INTEGER NOT NULL, submitted_at TEXT NOT NULL,"
+            " status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',"
+            " log TEXT NOT NULL DEFAULT '', PRIMARY KEY (player, version));"
+            "INSERT INTO versions VALUES ('ann', 1, 'a', 9, 't', 'rejected', 'why', 'log');"
+        )
+    store = ArenaStore(tmp_path / "arena")
+    try:
+        columns = {row[1] for row in store.db.execute("PRAGMA table_info(versions)")}
+        assert {"public_reason", "manifest"} <= columns
+        (old,) = Submissions(store, server=False).versions()
+        assert (old.player, old.status, old.reason, old.public_reason) == (
+            "ann", Status.REJECTED, "why", "rejected",
+        )  # fmt: skip
     finally:
         store.close()

@@ -36,12 +36,11 @@ def fabricate(folder: Path, pairs: int = 3) -> Path:
     store = ArenaStore(folder)
     store.set_meta("seed", "4242")
     secret = store.secret(SECRET_KEY)
-    with store.db:
+    with store.db:  # the store's own table of versions, as an upload writes it
         store.db.execute(
-            "CREATE TABLE IF NOT EXISTS versions (player TEXT, version INTEGER, sha256 TEXT,"
-            " size INTEGER, status TEXT, PRIMARY KEY (player, version))"
+            "INSERT INTO versions (player, version, sha256, size, status)"
+            " VALUES ('alice', 1, '00', 1, 'active')"
         )
-        store.db.execute("INSERT INTO versions VALUES ('alice', 1, '00', 1, 'active')")
     for pair in range(pairs):
         seed = ladder_seed(4242, secret, LADDER, BOTS, pair)
         for half, seats in enumerate((BOTS, BOTS[::-1])):

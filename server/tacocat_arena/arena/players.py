@@ -33,6 +33,12 @@ def token_matches(token: str, stored_hash: str | None) -> bool:
     return stored_hash is not None and hmac.compare_digest(hash_token(token), stored_hash)
 
 
+def player_for_token(store: ArenaStore, token: str) -> str | None:
+    """The active player whose token this is, or None.  Tokens are 192 random bits, so
+    looking one up by its SHA-256 leaks nothing worth a constant-time scan."""
+    return store.player_with_hash(hash_token(token))
+
+
 def new_token() -> str:
     """A fresh random token."""
     return TOKEN_PREFIX + secrets.token_urlsafe(24)

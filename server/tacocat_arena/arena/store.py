@@ -1,4 +1,5 @@
-"""The arena's database: players (token hashes only) and every finished game.
+"""The arena's database: players (token hashes only), every finished game, the submitted
+versions (``arena/submissions.py`` reads and writes their rows), the refused connections.
 
 One file, ``arena.sqlite`` in the arena's folder, in WAL mode with synchronous=FULL: a game's
 row is durable once ``save_game`` returns, so a kill -9 of the server loses no finished game,
@@ -61,7 +62,22 @@ CREATE TABLE IF NOT EXISTS refusals (
     peer TEXT NOT NULL,
     reason TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS versions (
+    player TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    submitted_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    log TEXT NOT NULL DEFAULT '',
+    public_reason TEXT NOT NULL DEFAULT '',
+    manifest TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (player, version)
+);
 """
+#: The columns ``versions`` gained since it was first made (a store from before issue 34).
+_ADDED_VERSION_COLUMNS = ("public_reason", "manifest")
 #: Refused connections the store keeps (the newest); older ones are deleted as new ones come.
 REFUSALS_KEPT = 200
 
@@ -125,6 +141,12 @@ class ArenaStore:
         self.db = self._connect()
         self.db.executescript(_SCHEMA)
         add_missing_columns(self.db, "games")
+        present = {row[1] for row in self.db.execute("PRAGMA table_info(versions)")}
+        for column in _ADDED_VERSION_COLUMNS:
+            if column not in present:
+                self.db.execute(
+                    f"ALTER TABLE versions ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
+                )
         #: ``commit_game`` writes from this one thread, on its own connection: the commit's
         #: fsync then never stalls the event loop (and the pages) it would otherwise block.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-store")
@@ -212,6 +234,13 @@ class ArenaStore:
         """Changes when another connection (``tacocat-arena players`` in another process)
         commits to the database: a cheap way to notice a revocation at once."""
         return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
+    def player_with_hash(self, token_hash: str) -> str | None:
+        """The active player whose token hashes to ``token_hash``, or None."""
+        row = self.db.execute(
+            "SELECT name FROM players WHERE token_hash = ? AND revoked_at IS NULL", (token_hash,)
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def token_hash(self, name: str) -> str | None:
         """The token hash of an active player, or None."""

@@ -24,7 +24,8 @@ A version's life (``Status``): ``checking`` while the gate builds and checks it;
 ``active`` (it plays on the ladder, as ``PLAYER@vN``) or ``rejected`` (it never plays).  A
 player has at most one active version: a new one passing the gate **retires** the previous
 one, which keeps its games and rating history.  ``suspended`` is a version taken off the
-ladder for its health (its own crashes or forfeits, ``HEALTH_STREAK`` in a row) or by the
+ladder for its health (its own crashes or forfeits, ``HostedSettings.health_streak`` in a
+row) or by the
 organizer; ``probation`` a version that passed the gate while its player has an active one,
 playing its probation games beside it; ``revoked`` a version whose player was revoked.  The
 moves between these (probation, suspensions, roll-backs) are ``arena/moderation.py``'s.
@@ -54,7 +55,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tacocat_arena.arena.players import hash_token
 from tacocat_arena.arena.store import ArenaStore, TooLarge
 from tacocat_arena.launch.package import (
     DEFAULT_CAPS,
@@ -74,21 +74,6 @@ PACKAGES_DIR = "packages"
 VERSIONS_DIR = "versions"
 UPLOADS_DIR = "uploads"  # bodies being received (removed at start-up: none is half a version)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS versions (
-    player TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    sha256 TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    submitted_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
-    status TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    log TEXT NOT NULL DEFAULT '',
-    public_reason TEXT NOT NULL DEFAULT '',
-    manifest TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (player, version)
-);
-"""
 #: A version number: 1 to 999,999,999 (a 400-digit one in a URL or a name is no version).
 _NUMBER = "[1-9][0-9]{0,8}"
 _IDENTITY = re.compile(rf"(?P<player>.+)@v(?P<version>{_NUMBER})")
@@ -224,14 +209,7 @@ class Submissions:
         self.store = store
         self.caps = caps
         self.quota = quota
-        self.folder = store.folder
-        store.db.executescript(_SCHEMA)
-        columns = {row[1] for row in store.db.execute("PRAGMA table_info(versions)")}
-        for column in ("public_reason", "manifest"):  # a store from before issue 34
-            if column not in columns:
-                store.db.execute(
-                    f"ALTER TABLE versions ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
-                )
+        self.folder = store.folder  # its ``versions`` table is the store's (``arena.store``)
         if server:
             shutil.rmtree(self.folder / UPLOADS_DIR, ignore_errors=True)
         #: Each version's package as read when it was unpacked (``bot.toml`` is parsed once,
@@ -511,22 +489,12 @@ class Submissions:
         return found
 
     def activate(self, version: Version, log: str) -> Version:
-        """``version`` passed the gate: active, and the player's previous active (or
-        suspended) version retired."""
+        """``version`` passed the gate: active, and the player's previous active version
+        retired (a suspended one stays suspended)."""
         for old in self.versions(version.player):
-            if old.version != version.version and old.status in (Status.ACTIVE,):
+            if old.version != version.version and old.status is Status.ACTIVE:
                 self.settle(old, Status.RETIRED, f"replaced by v{version.version}")
         return self.settle(version, Status.ACTIVE, "passed the gate", log)
-
-
-def player_for_token(store: ArenaStore, token: str) -> str | None:
-    """The active player whose token this is, or None.  Tokens are 192 random bits, so
-    looking one up by its SHA-256 leaks nothing worth a constant-time scan."""
-    row = store.db.execute(
-        "SELECT name FROM players WHERE token_hash = ? AND revoked_at IS NULL",
-        (hash_token(token),),
-    ).fetchone()
-    return None if row is None else str(row[0])
 
 
 async def receive_body(chunks: AsyncIterator[bytes], into: Path, cap: int) -> int:

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from tacocat_arena.arena.players import token_matches
+from tacocat_arena.arena.players import player_for_token, token_matches
 from tacocat_arena.arena.store import ArenaError
-from tacocat_arena.arena.submissions import player_for_token
 from tacocat_arena.web.rendering import arena_of
 
 Handler = Callable[[Request], Awaitable[Response]]
