@@ -506,3 +506,22 @@ def test_bench_sandbox_prints_both_modes_from_one_run() -> None:
         assert re.search(r"bwrap/none decisions/s = \d+\.\d\d, CPU per decision = \d", done.output)
     else:
         assert "bwrap: not available here" in done.output
+
+
+def test_under_by_text_agrees_with_the_paths_parents() -> None:
+    """``_under`` compares text (a start's command line was mostly ``Path.parents``): it says
+    what the path-based test says, trailing slashes, the root and look-alike names included."""
+    paths = ["/", "/usr", "/usr/lib", "/usrx", "/usr/lib/python3", "/root/.pyenv/x", "/opt"]
+    roots = ["/", "/usr", "/usr/", "/usr/lib", "/root", "/opt/", "/us"]
+    for text in paths:
+        for root in roots:
+            path = Path(text)
+            expected = path == Path(root) or Path(root) in path.parents
+            assert sandbox._under(path, (root,)) is expected, (text, root)
+
+
+def test_the_folders_above_a_bots_mounts_are_worked_out_once_per_set_of_targets() -> None:
+    targets = (Path("/root/.pyenv/versions/3.11.7"), Path("/work/x/bot"), Path("/run/t/s"))
+    first = sandbox._folders_above(targets)
+    assert sandbox._folders_above(targets) is first  # kept, not computed again
+    assert Path("/root") in first and Path("/work/x") in first and Path("/usr") not in first

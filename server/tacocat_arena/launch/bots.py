@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tacocat_arena.launch import folder, sandbox, scratch
+from tacocat_arena.launch import bytecode, folder, sandbox, scratch
 from tacocat_arena.launch.sandbox import BotCgroup, Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee
@@ -194,6 +194,8 @@ class BotProcess:
         argv = self.argv()
         sandboxed = launch.mode is SandboxMode.BWRAP
         check_command(self.spec, launch.cwd, sandboxed=sandboxed, argv=argv)
+        if argv and argv[0] == sys.executable:
+            bytecode.compile_bot_code()  # once per process: the bot cannot write its caches
         try:
             folder.preflight(self.spec, folder.Placement(launch.cwd, tuple(argv)), launch.mode)
         except folder.FolderError as error:

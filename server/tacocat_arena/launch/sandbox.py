@@ -665,7 +665,7 @@ def bwrap_argv(
     mounted += [p.resolve() for p in extra_code if not _under(p.resolve(), ("/usr",))]
     bot_dir = bot_dir.resolve()
     targets = [*mounted, bot_dir, Path(SOCKET_IN_SANDBOX)]
-    for folder in _folders_above(targets):
+    for folder in _folders_above(tuple(targets)):
         argv += ["--perms", "0755", "--dir", str(folder)]
     argv += _mounts(mounted, bot_dir, writable_dir, hide)
     argv += ["--bind", str(socket), SOCKET_IN_SANDBOX]
@@ -705,17 +705,22 @@ def _mounts(
 SYSTEM_FOLDERS = ("/usr", "/etc", "/opt")
 
 
-def _folders_above(targets: Sequence[Path]) -> list[Path]:
+@functools.lru_cache(maxsize=1024)
+def _folders_above(targets: tuple[Path, ...]) -> tuple[Path, ...]:
     """The folders bwrap would create above ``targets``, top first, none inside a bind
     mount: made world-traversable here, as bwrap would copy the host's mode (``/root`` is
-    0700, and a root runner's bot, uid SANDBOX_UID, could not reach its own code under it)."""
+    0700, and a root runner's bot, uid SANDBOX_UID, could not reach its own code under it).
+
+    A function of the paths alone, so kept per set of targets: a bot's are the same at every
+    start (its folder, the installation's code), and working them out was most of the
+    runner's CPU in building a start's command line (``bench sandbox``)."""
     binds = [*SYSTEM_FOLDERS, *map(str, targets)]
     above: dict[Path, None] = {}
     for target in targets:
         for folder in reversed(target.parents[:-1]):
             if not _under(folder, binds) and str(folder) not in _FRESH_FOLDERS:
                 above[folder] = None
-    return sorted(above, key=lambda folder: len(folder.parts))
+    return tuple(sorted(above, key=lambda folder: len(folder.parts)))
 
 
 #: The folders bwrap makes fresh in every sandbox (those above them exist already).
@@ -733,7 +738,14 @@ def _bwrap_has(bwrap: str, option: str) -> bool:
 
 
 def _under(path: Path, roots: Sequence[str]) -> bool:
-    return any(path == Path(root) or Path(root) in path.parents for root in roots)
+    """Whether ``path`` is one of ``roots`` or inside one (absolute, normal paths; by their
+    text: ``Path.parents`` made this a good part of a start's command line)."""
+    text = str(path)
+    for root in roots:
+        root = root.rstrip("/") or "/"
+        if text == root or text.startswith(root if root == "/" else root + "/"):
+            return True
+    return False
 
 
 #: The organizer's variables that do reach a sandboxed bot: the SDK's settings (strict
