@@ -525,3 +525,26 @@ def test_the_folders_above_a_bots_mounts_are_worked_out_once_per_set_of_targets(
     first = sandbox._folders_above(targets)
     assert sandbox._folders_above(targets) is first  # kept, not computed again
     assert Path("/root") in first and Path("/work/x") in first and Path("/usr") not in first
+
+
+@pytest.mark.slow
+def test_bench_sandbox_against_a_commit_starts_the_python_bot_of_each_tree_in_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--against HEAD: both trees' example bot started through their own launcher, each in
+    its environment (figures are not asserted: only that each row is measured)."""
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from tacocat_arena.cli import main
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    done = CliRunner().invoke(main, ["bench", "sandbox", "--against", "HEAD", "--starts", "1"])
+    assert done.exit_code == 0, done.output
+    assert re.search(r"against: +HEAD \([0-9a-f]{7}\)", done.output)
+    modes = ("none", "bwrap") if sandbox.bwrap_path() is not None else ("none",)
+    for mode in modes:
+        for label in ("wall", "CPU, bot's tree", "CPU, runner"):
+            assert re.search(rf"{mode} {re.escape(label)} +[\d.]+ +[\d.]+ +\d+\.\d\d", done.output)
+    assert list(tmp_path.iterdir()) == []

@@ -13,7 +13,10 @@ package runs it, the Node example, the C++ example where it is built) in both mo
 turns, and stops it once its session is open: the wall time from launch to session, the
 CPU of the bot's whole process tree at that moment (the launcher's helpers, bwrap, the bot;
 a start, nothing played) and this process's CPU meanwhile (building the command line, the
-referee's admission).
+referee's admission).  With ``--against REV`` (``bench_starts_against``) the Python kind's
+starts of this tree and of a worktree of REV, in turns, each tree run by a child process in
+the virtual environment ``bench arena --hosted --against`` makes for it (its bots import
+that tree).
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ import example_bots
 
 from tacocat_arena.launch.bots import BotProcess, Launch, new_token
 from tacocat_arena.launch.sandbox import Limits, SandboxMode, admit_bot, bwrap_path
-from tacocat_arena.launch.scratch import private_folder
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee, RefereeSettings, start_server
 from tacocat_arena.referee.peers import PeerCheck, descendants
@@ -263,7 +265,9 @@ async def _start_once(kind: BotKind, mode: SandboxMode) -> tuple[float, float, f
     token = new_token()
     check = PeerCheck()
     referee = Referee({identity: token}, RefereeSettings(), check_peer=check)
-    with private_folder("bench-start") as folder:
+    # tempfile, not launch.scratch's owned folders: ``--against`` runs this with an older tree.
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-start-") as name:
+        folder = Path(name)
         folder.chmod(0o755)  # a root runner's bot is uid 65534: its folder is below this one
         cwd = kind.folder or folder / "bot"
         cwd.mkdir(exist_ok=True)
@@ -302,3 +306,81 @@ async def _start_once(kind: BotKind, mode: SandboxMode) -> tuple[float, float, f
         finally:
             await server.stop(grace=0.5)
     return wall * 1000, cpu * 1000, runner * 1000
+
+
+def measure_start(kind_name: str, mode_name: str) -> list[float]:
+    """One start of the kind named ``kind_name`` in ``mode_name``, in a child of ``bench
+    sandbox --against`` (``trees.CHILD``): [wall, bot CPU, runner CPU] in milliseconds."""
+    (kind,) = [kind for kind in bot_kinds() if kind.name == kind_name]
+    return list(asyncio.run(_start_once(kind, SandboxMode(mode_name))))
+
+
+@dataclass(frozen=True)
+class StartComparison:
+    """``bench sandbox --starts-only --against REV``: each tree's Python starts, by mode."""
+
+    this: str
+    other: str
+    mine: tuple[StartCost, ...]
+    theirs: tuple[StartCost, ...]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+
+def bench_starts_against(
+    against: str, starts: int, *, progress: Callable[[str], None] = lambda text: None
+) -> StartComparison:
+    """``starts`` starts of the Python example bot in each mode by this tree and by a worktree
+    of ``against``, in turns (each tree first in half the rounds); raises
+    ``trees.BenchError`` if the comparison cannot be made."""
+    from tacocat_arena.bench.hosted import tree_python
+    from tacocat_arena.bench.trees import (
+        BenchError,
+        Child,
+        describe_this,
+        in_turns,
+        this_tree,
+        worktree,
+    )
+
+    this = this_tree()
+    if this is None:
+        raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
+    modes = [SandboxMode.NONE] + ([SandboxMode.BWRAP] if bwrap_path() else [])
+    load_before = os.getloadavg()
+    found: dict[str, dict[SandboxMode, list[list[float]]]] = {"this": {}, "against": {}}
+    with (
+        worktree(against) as other,
+        tempfile.TemporaryDirectory(prefix="tacocat-bench-venvs-") as folder,
+    ):
+        if other is None:  # never: a revision always gives a worktree
+            raise BenchError("--against needs a revision")
+        pythons = {
+            key: tree_python(tree, Path(folder) / key)
+            for key, tree in (("this", this), ("against", other[1]))
+        }
+        with (
+            Child(this, __file__, "measure_start", python=pythons["this"]) as mine,
+            Child(other[1], __file__, "measure_start", python=pythons["against"]) as theirs,
+        ):
+            names = {id(mine): "this", id(theirs): "against"}
+            for index in range(starts):
+                for mode in modes:
+                    for child in in_turns(index, mine, theirs):
+                        one = child.ask("python", str(mode))
+                        found[names[id(child)]].setdefault(mode, []).append(one)
+                        progress(
+                            f"start {index + 1}/{starts} {names[id(child)]} {mode}: "
+                            f"{one[0]:.0f} ms, CPU {one[1]:.0f} ms"
+                        )
+
+    def costs(key: str) -> tuple[StartCost, ...]:
+        return tuple(
+            StartCost("python", mode, *(tuple(column) for column in zip(*rows, strict=True)))
+            for mode, rows in found[key].items()
+        )
+
+    return StartComparison(
+        describe_this(this), other[0], costs("this"), costs("against"), load_before,
+        os.getloadavg(),
+    )  # fmt: skip

@@ -115,10 +115,19 @@ class Child:
     each request (see ``CHILD``)."""
 
     def __init__(
-        self, tree: Path | None, script: str, function: str, *, needed: bool = True
+        self,
+        tree: Path | None,
+        script: str,
+        function: str,
+        *,
+        needed: bool = True,
+        python: str | None = None,
     ) -> None:
         self.tree = tree
-        self.command = [sys.executable, "-c", CHILD, str(tree or ""), script, function]
+        # ``python``: another interpreter (one whose environment imports ``tree``: the bots
+        # the child starts run with it, and this one's editable install would send them here).
+        interpreter = python or sys.executable
+        self.command = [interpreter, "-c", CHILD, str(tree or ""), script, function]
         self.needed = needed
         self.process: subprocess.Popen[str] | None = None
         self.errors = tempfile.TemporaryFile("w+")  # a file: a pipe nobody reads could fill

@@ -298,17 +298,27 @@ def bench_analysis_command(games: int, reference: str | None, seed: int) -> None
     default=None,
     help="The built C++ example bot (default: example_bots/cpp/build/tacocat_cpp_bot).",
 )
+@_against_option("Instead: the Python bot's starts of this tree and of commit REV, in turns.")
 def bench_sandbox_command(
-    games: int, repeats: int, starts: int, starts_only: bool, cpp_bot: Path | None
+    games: int,
+    repeats: int,
+    starts: int,
+    starts_only: bool,
+    cpp_bot: Path | None,
+    against: str | None,
 ) -> None:
     """Bot start-up time and decisions/s without the sandbox and in bwrap, alternately in
     one run (two random bots, one game at a time); prints the ratio.  Then what one start
     of each kind of bot costs (wall and CPU, its whole process tree, and the runner's), in
-    both modes."""
+    both modes.  With --against REV: only the Python example bot's starts, this tree's and
+    REV's in turns, with the ratios."""
     from tacocat_arena.bench.sandbox import bench_sandbox
 
     if games < 4 or games % 2 or repeats < 1:
         raise click.UsageError("--games must be even and >= 4, --repeats >= 1")
+    if against is not None:
+        _sandbox_starts_against(against, max(1, starts))
+        return
     if not starts_only:
         _sandbox_games(games, repeats, bench_sandbox)
     if starts:
@@ -338,6 +348,32 @@ def _sandbox_starts(starts: int, cpp_bot: Path | None) -> None:
         if kind.missing:
             click.echo(f"  {kind.name:<6} not measured: {kind.missing}")
     click.echo(f"after: {_load_text()}")
+
+
+def _sandbox_starts_against(against: str, starts: int) -> None:
+    import statistics
+
+    from tacocat_arena.bench.sandbox import bench_starts_against
+    from tacocat_arena.bench.trees import BenchError
+
+    try:
+        c = bench_starts_against(against, starts, progress=lambda line: click.echo(line, err=True))
+    except BenchError as error:
+        raise click.ClickException(str(error)) from error
+    _echo_trees(c.this, c.other, c.load_before, c.load_after)
+    click.echo(f"the Python example bot's start, launch to session open (median of {starts}):")
+    click.echo(f"{'':22}{'this':>8} {'against':>8}  ratio  (min: this, against)")
+    for mine, theirs in zip(c.mine, c.theirs, strict=True):
+        for label, a, b in (
+            ("wall", mine.wall_ms, theirs.wall_ms),
+            ("CPU, bot's tree", mine.bot_cpu_ms, theirs.bot_cpu_ms),
+            ("CPU, runner", mine.runner_cpu_ms, theirs.runner_cpu_ms),
+        ):
+            ma, mb = statistics.median(a), statistics.median(b)
+            click.echo(
+                f"{mine.mode:>5} {label:<16}{ma:8.1f} {mb:8.1f}  {ma / max(mb, 1e-9):5.2f}  "
+                f"({min(a):.1f}, {min(b):.1f})"
+            )
 
 
 def _sandbox_games(games: int, repeats: int, bench_sandbox: Callable[..., Any]) -> None:
