@@ -223,3 +223,38 @@ def test_the_marks_show_in_a_browser_and_the_page_still_steps(browser_page, tmp_
     assert "Step 2 of" in page.text_content("#step")
     browser_page.screenshot(tmp_path / "analysis.png")
     browser_page.assert_clean()
+
+
+def test_the_figure_with_hindsight_is_apart_and_changes_nothing_of_the_analysis():
+    """The true deal gives a figure of its own, labelled; the analysis (values, loss, mark)
+    is the same to the last bit with or without it: it never reads the hidden cards."""
+    from tacocat_arena.play.analysis import HINDSIGHT_LABEL, true_deal
+    from tacocat_arena.play.decisions import seat_decisions
+
+    record = json.loads((Path(__file__).parent / "golden" / "default.json").read_text())
+    decisions = [d for d in seat_decisions(record, 1) if d.action is not None][:6]
+    small = Reference(iterations=60, seeds=2)
+    for decision in decisions:
+        plain = analyze_view(decision.view, decision.action, small, index=decision.index)
+        seen = analyze_view(
+            decision.view, decision.action, small, index=decision.index, known=true_deal(decision)
+        )
+        assert plain.hindsight is None
+        assert seen.values == plain.values and seen.loss == plain.loss and seen.mark == plain.mark
+        if not seen.forced:
+            assert seen.hindsight is not None
+            shown = seen.to_json()["hindsight"]
+            assert shown["label"] == HINDSIGHT_LABEL and "true deal" in shown["label"]
+            assert shown["best"] in {str(v.action) for v in seen.values}
+    hand, pile = true_deal(decisions[0])
+    assert list(hand) == sorted(hand) and len(hand) == decisions[0].view.opponent_hand_size
+
+
+def test_with_hindsight_giving_up_the_winning_card_loses_the_round_for_sure():
+    view = duel_for_the_showdown(0)
+    game = Game.from_position(((1, 12), (2, 11)))
+    known = ((2, 11), tuple(game.draw_pile))
+    wrong = analyze_view(view, Duel(1), SMALL, known=known)
+    assert wrong.hindsight is not None and wrong.hindsight.best == Duel(12)
+    base, stake = round_stakes(view)
+    assert wrong.hindsight.loss == pytest.approx(2 * stake, rel=0.05)

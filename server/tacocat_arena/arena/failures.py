@@ -8,9 +8,15 @@ detail, and the DecisionRequest the bot was answering, as JSON -- rebuilt from t
 record at that position by the check's request builder (``check.script.decision_request``:
 the one view builder and wire mapping), so ``replay --bot`` sends the very same request.  The
 record keeps no request id and no clock per decision, so those fields are the ladder's
-allowance and 0.  For each hosted version, the last ``OUTPUT_CAP`` bytes of each of its
-processes' logs (its twins' too), redacted as every stored text is (no folder of the arena's
-machine).  Who may read it is the web room's business (the player's token, the organizer).
+allowance and 0.
+
+A hosted version's output, **per game**: what its process printed while that game was in
+flight, its last ``GAME_OUTPUT_CAP`` bytes (``launch.game_output`` captures it as the runner
+copies the process's output; exact when the process played that game alone, else marked with
+the games it overlapped), beside each failure of that game and for its newest games; and the
+end of each of its processes' whole logs (its twins' too), ``OUTPUT_CAP`` bytes.  All of it
+redacted as every stored text is (no folder of the arena's machine).  Who may read it is the
+web room's business (the player's token, the organizer).
 """
 
 from __future__ import annotations
@@ -25,8 +31,11 @@ from google.protobuf.message import Message
 from tacocat_arena.arena.hosted import hosted_of
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.store import StoredGame
+from tacocat_arena.arena.submissions import parse_identity
 from tacocat_arena.check.script import decision_request
 from tacocat_arena.engine.record import RecordError
+from tacocat_arena.launch import game_output
+from tacocat_arena.launch.game_output import GAME_OUTPUT_CAP
 from tacocat_arena.play.decisions import Answered, seat_decisions
 from tacocat_arena.tournament.runner import TWIN_SUFFIX
 
@@ -34,6 +43,8 @@ from tacocat_arena.tournament.runner import TWIN_SUFFIX
 OUTPUT_CAP = 64 * 1024
 #: The most games looked through per bot (the newest).
 GAMES_LOOKED_AT = 200
+#: The newest games whose output is listed per hosted version.
+GAMES_WITH_OUTPUT = 20
 #: How a failure is named in the answer.
 FAILED = (Answered.FORFEIT, Answered.FALLBACK, Answered.SUBSTITUTED)
 
@@ -98,8 +109,66 @@ def player_failures(arena: Arena, player: str) -> list[dict[str, Any]]:
             game = arena.finished_game(stored.result.game_id)
             if game is None:
                 continue
-            found.extend(game_failures(game[1], stored, bot, allowance))
+            failures = game_failures(game[1], stored, bot, allowance)
+            if failures:
+                shown = game_output_of(arena, bot, stored.result.game_id)
+                for failure in failures:
+                    failure["output"] = shown
+            found.extend(failures)
     return found
+
+
+def game_output_of(arena: Arena, bot: str, game_id: str) -> dict[str, Any] | None:
+    """What hosted version ``bot``'s process printed during game ``game_id``, redacted, or
+    None (a connected bot, whose output is its own; or nothing printed)."""
+    hosting = arena.hosting
+    if hosting is None or not hosting.is_hosted(bot):
+        return None
+    folder = hosting.folder / game_output.OUTPUT_DIR
+    for instance in (bot, bot + TWIN_SUFFIX):  # the one that played it (twins: game b)
+        found = game_output.load(folder, instance, game_id)
+        if found is not None:
+            break
+    else:
+        return None
+    version = _version_of(arena, bot)
+    found["bot"] = bot
+    found["output"] = hosting.submissions.redact(version, str(found.get("output", "")))
+    return found
+
+
+def _version_of(arena: Arena, bot: str) -> Any:
+    hosting = arena.hosting
+    identity = parse_identity(bot)
+    if hosting is None or identity is None:
+        return None
+    return hosting.submissions.get(*identity)
+
+
+def games_output(arena: Arena, player: str) -> list[dict[str, Any]]:
+    """Each hosted version's output in its newest ``GAMES_WITH_OUTPUT`` published games that
+    printed anything, newest first (a game held for its duplicate twin is not shown yet: what
+    a bot printed may tell the deal its twin is still to play)."""
+    hosting = arena.hosting
+    if hosting is None:
+        return []
+    folder = hosting.folder / game_output.OUTPUT_DIR
+    shown = []
+    for version in hosting.submissions.versions(player):
+        games = [
+            game
+            for instance in (version.identity, version.identity + TWIN_SUFFIX)
+            for game in game_output.saved_games(folder, instance)
+        ]
+        listed = 0
+        for game in sorted(games, reverse=True):
+            if listed == GAMES_WITH_OUTPUT:
+                break
+            found = game_output_of(arena, version.identity, game)
+            if found is not None and arena.finished_game(game) is not None:
+                shown.append(found)
+                listed += 1
+    return shown
 
 
 def tail(path: Path, cap: int = OUTPUT_CAP) -> tuple[str, bool]:
@@ -144,6 +213,8 @@ def owner_report(arena: Arena, player: str) -> dict[str, Any] | None:
     return {
         "player": player,
         "failures": player_failures(arena, player),
+        "game_output": games_output(arena, player),
+        "game_output_cap_bytes": GAME_OUTPUT_CAP,
         "output": player_output(arena, player),
         "output_cap_bytes": OUTPUT_CAP,
     }

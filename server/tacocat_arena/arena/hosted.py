@@ -72,6 +72,7 @@ from tacocat_arena.check.link import Look
 from tacocat_arena.check.runner import BotCheckError, check_bot
 from tacocat_arena.check.runner import Status as CheckStatus
 from tacocat_arena.engine import Termination
+from tacocat_arena.launch import game_output
 from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch, new_token
 from tacocat_arena.launch.build import BuildSettings, build_package
 from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
@@ -251,6 +252,9 @@ class Hosting:
         #: The versions playing a pairing against a connected bot now: one at a time each
         #: (``matchmaking.hosted_pairs``: the arena's referee knows a process by its name).
         self._mixed: set[str] = set()
+        #: A version's output of its last game against a connected bot, until the game's
+        #: result names it (``_mixed_counted``): its process played that game alone.
+        self._captured: dict[str, game_output.GameCapture] = {}
         #: Where sandboxed hosted processes reach the arena's referee (``serve`` listens
         #: there), and where unsandboxed ones do (set once the referee listens).
         #: Named for this process (``launch.scratch``): an arena killed with -9 leaves it, the
@@ -565,6 +569,7 @@ class Hosting:
             sandbox=self.mode,
             limits=self.settings.limits,
             max_restarts=1,
+            game_output_kib=game_output.GAME_OUTPUT_CAP // 1024,  # its authors read it
         )
 
     async def _play(self, batch: Batch, pairing: Pairing) -> None:
@@ -608,7 +613,7 @@ class Hosting:
         (``Arena.play_pairing``: independent deals by default), on the arena's referee: the
         version's process (its twin for the second game) is started for its game alone."""
         try:
-            await self.arena.play_pairing(pairing, self._plays, self._seat, self._health)
+            await self.arena.play_pairing(pairing, self._plays, self._seat, self._mixed_counted)
         finally:
             self._mixed.discard(pairing.seats[0])  # reserved as (version, connected bot)
 
@@ -629,12 +634,25 @@ class Hosting:
             yield None
             return
         self._processes[name].add(process)
+        capture = process.log.taps.open(process.name)  # its game's id comes with the result
         try:
             yield process.name
         finally:
             self._processes[name].discard(process)
             await process.stop()
             self._process_hashes.pop(process.name, None)
+            process.log.taps.close(process.name)
+            self._captured[name] = capture
+
+    def _mixed_counted(self, result: GameResult) -> None:
+        """A game against a connected bot is over: its version's output of it (all its
+        process printed, from its start to its stop: exact) is kept, then it is counted."""
+        for name in result.seats:
+            capture = self._captured.pop(name, None)
+            if capture is not None:
+                capture.game_id = result.game_id
+                game_output.save(self.folder / game_output.OUTPUT_DIR, capture)
+        self._health(result)
 
     async def _started(self, name: str, half: int) -> BotProcess | None:
         """Version ``name``'s process for a game's ``half``, connected; None if it could not

@@ -885,8 +885,13 @@ def event_over_key(event: str) -> str:
 def _rating_history(
     path: Path, held: frozenset[str], names: list[str], bot: str, points: int
 ) -> list[tuple[int, float, float]]:
-    """In a worker thread: the published results, read from the store for this one answer."""
-    results = [r for r in read_results(path) if r.game_id not in held]
+    """In a worker thread: the published results, read from the store for this one answer
+    (a game the store holds but the arena has not published yet, in commit, is left out: its
+    new version's name is not among ``names`` yet, and the fit refused it with a 500)."""
+    known = set(names)
+    results = [
+        r for r in read_results(path) if r.game_id not in held and known.issuperset(r.seats)
+    ]
     ends = [i for i, r in enumerate(results) if bot in r.seats]
     step = max(1, len(ends) // points)
     marks = sorted({*range(step - 1, len(ends), step), len(ends) - 1}) if ends else []

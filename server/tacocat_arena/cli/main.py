@@ -469,6 +469,12 @@ def _replay(
     help="Also write the game's replay page with the marks, a loss graph and the costliest "
     "decisions here.",
 )
+@click.option(
+    "--hindsight",
+    is_flag=True,
+    help="Also search each decision in the true deal (the cards the seat could not see), "
+    "shown apart and labelled 'with hindsight': never a mark (twice the time).",
+)
 @click.option("--token", envvar="TACOCAT_ARENA_TOKEN", help=TOKEN_HELP)
 def analyze(
     file: str,
@@ -477,6 +483,7 @@ def analyze(
     reference: str | None,
     as_json: bool,
     html_out: Path | None,
+    hindsight: bool,
     token: str | None,
 ) -> None:
     """Each decision of a seat in a recorded game, re-searched from what the seat knew.
@@ -490,7 +497,8 @@ def analyze(
 
     with game_file(file, token) as path:
         analyze_command(
-            path, game_id, seat=seat, reference=reference, as_json=as_json, html_out=html_out
+            path, game_id, seat=seat, reference=reference, as_json=as_json, html_out=html_out,
+            hindsight=hindsight,
         )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from tacocat_arena.arena.submissions import parse_identity
 from tacocat_arena.check.launched import LaunchError
 from tacocat_arena.check.replay import Replayed, ReplayReport, Verdict, replay_bot
 from tacocat_arena.cli.run import load_game_entry
@@ -24,6 +25,7 @@ from tacocat_arena.engine.record import RecordError
 from tacocat_arena.engine.types import Seat
 from tacocat_arena.launch.sandbox import SandboxError, SandboxMode
 from tacocat_arena.play.analysis import (
+    HINDSIGHT_LABEL,
     DecisionAnalysis,
     GameAnalysis,
     Mark,
@@ -37,9 +39,13 @@ from tacocat_arena.tournament.verify import GameEntry
 
 
 def pick_seat(entry: GameEntry, seat: str | None) -> Seat:
-    """The seat asked for (0, 1 or a player's name); by default the seat that lost (seat 0
-    in a draw or an unfinished game)."""
+    """The seat asked for (0, 1, a bot's name, or the player whose hosted version sat there:
+    ``newt`` for ``newt@v1``); by default the seat that lost (seat 0 in a draw or an
+    unfinished game)."""
     names = entry.seat_names
+    owners = [(parse_identity(name) or (name, 0))[0] for name in names]
+    if seat is not None and seat not in names and seat in owners:
+        seat = names[owners.index(seat)]
     if seat is None:
         winner = entry.record.get("winner")
         return 1 - winner if winner in (0, 1) else 0
@@ -177,10 +183,17 @@ def analysis_line(analysed: DecisionAnalysis) -> str:
     if analysed.forced:
         return f"{head} (forced)"
     mark = analysed.mark.value if analysed.mark is not None else ""
-    return (
+    line = (
         f"{head} best {str(analysed.best):<22} win {analysed.win_played:5.1f}%  "
         f"loss {analysed.loss:5.1f} ± {analysed.loss_se:4.1f}  {mark}"
     ).rstrip()
+    seen = analysed.hindsight
+    if seen is not None:
+        line += (
+            f"\n{'':<44}{HINDSIGHT_LABEL}: best {seen.best}, "
+            f"loss {seen.loss:.1f} ± {seen.loss_se:.1f}"
+        )
+    return line
 
 
 def analysis_summary(analysis: GameAnalysis) -> list[str]:
@@ -202,6 +215,14 @@ def analysis_summary(analysis: GameAnalysis) -> list[str]:
                 for d in costliest
             )
         )
+    if analysis.has_hindsight:
+        seen = analysis.hindsight_summary()
+        lines.append(
+            f"{seen['label']}: its moves lost {seen['loss_total']:.1f} points in all "
+            f"({seen['loss_mean']:.2f} a decision) against the best move for the cards as they "
+            f"were; {seen['other_best']} of {seen['decisions']} differ from it (luck, not a "
+            "mark: the seat could not know)"
+        )
     lines.extend(analysis.notes)
     lines.append(f"analysed in {analysis.seconds:.1f} s")
     return lines
@@ -215,6 +236,7 @@ def analyze_command(
     reference: str | None,
     as_json: bool,
     html_out: Path | None = None,
+    hindsight: bool = False,
 ) -> None:
     """``analyze GAME``: each decision of the seat re-searched, losses and marks printed
     (and the replay page with them, to ``html_out``)."""
@@ -235,7 +257,9 @@ def analyze_command(
         click.echo(analysis_line(analysed))
 
     try:
-        analysis = analyze_record(entry.record, chosen, spec, progress=None if as_json else show)
+        analysis = analyze_record(
+            entry.record, chosen, spec, progress=None if as_json else show, hindsight=hindsight
+        )
     except RecordError as error:
         raise click.ClickException(f"the record of game {entry.game_id}: {error}") from None
     if html_out is not None:

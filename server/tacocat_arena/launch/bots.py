@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.launch import bytecode, folder, sandbox, scratch
+from tacocat_arena.launch.game_output import OutputTaps
 from tacocat_arena.launch.sandbox import BotCgroup, Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee
@@ -113,11 +114,14 @@ class CappedLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.size = path.stat().st_size if path.exists() else 0
         self.dropped = 0
+        #: The games in flight that take their share of what is written (``game_output``).
+        self.taps = OutputTaps(path.stem)
 
     def write(self, data: bytes) -> None:
         """Append ``data``, trimming the file when it passes the limit."""
         with open(self.path, "ab") as handle:
             handle.write(data)
+        self.taps.write(data)
         self.size += len(data)
         if self.size > self.limit:
             self._trim()

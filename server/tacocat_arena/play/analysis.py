@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl
 
-from tacocat_arena.engine import Action, Replace, Seat, SeatView, move_tacocat
+from tacocat_arena.engine import Action, Card, Replace, Seat, SeatView, move_tacocat
 from tacocat_arena.play.decisions import Answered, Decision, seat_decisions
 from tacocat_arena.play.ismcts import IsmctsPolicy, candidates
 
@@ -137,6 +137,34 @@ class ActionValue:
     worlds: int
 
 
+#: How the figure from the true deal is always labelled.
+HINDSIGHT_LABEL = "with hindsight (the true deal, which the seat could not see)"
+
+
+@dataclass(frozen=True)
+class Hindsight:
+    """A decision's figure *with hindsight*: the same actions tried in the one true deal (the
+    opponent's hand and the draw pile as they were), which the seat did not know.  It says
+    what would have been best had the cards been face up; it is never a mark, never in the
+    accuracy, and always shown under ``HINDSIGHT_LABEL``."""
+
+    best: Action
+    win_best: float
+    win_played: float
+    loss: float
+    loss_se: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": HINDSIGHT_LABEL,
+            "best": str(self.best),
+            "win_best": round(self.win_best, 2),
+            "win_played": round(self.win_played, 2),
+            "loss": round(self.loss, 2),
+            "loss_se": round(self.loss_se, 2),
+        }
+
+
 @dataclass(frozen=True)
 class DecisionAnalysis:
     """One decision: every action tried, the move played, its loss and its mark."""
@@ -160,10 +188,12 @@ class DecisionAnalysis:
     #: The round's weight on the board: ``(W+ - W-) / 2`` in points per unit of mean result.
     stake: float
     forced: bool = False
+    #: The figure from the true deal (``analyze --hindsight``), else None.
+    hindsight: Hindsight | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The decision as JSON-ready values (actions in their text form)."""
-        return {
+        shown = {
             "index": self.index,
             "round": self.round,
             "kind": self.kind,
@@ -190,6 +220,9 @@ class DecisionAnalysis:
                 for v in self.values
             ],
         }
+        if self.hindsight is not None:
+            shown["hindsight"] = self.hindsight.to_json()
+        return shown
 
 
 @dataclass(frozen=True)
@@ -227,7 +260,28 @@ class GameAnalysis:
             "marks": {mark.value: self.count(mark) for mark in Mark},
             "costliest": [d.index for d in self.costliest()],
             "seconds": round(self.seconds, 1),
+            **({"hindsight": self.hindsight_summary()} if self.has_hindsight else {}),
             "decisions": [d.to_json() for d in self.decisions],
+        }
+
+    @property
+    def has_hindsight(self) -> bool:
+        return any(d.hindsight is not None for d in self.decisions)
+
+    def hindsight_summary(self) -> dict[str, Any]:
+        """The game's figure with hindsight: the points its moves lost against the best move
+        for the true deal, in all and on average, and how many differ from that best."""
+        seen = [d.hindsight for d in self.decisions if d.hindsight is not None]
+        lost = sum(h.loss for h in seen)
+        return {
+            "label": HINDSIGHT_LABEL,
+            "decisions": len(seen),
+            "loss_total": round(lost, 1),
+            "loss_mean": round(lost / len(seen), 2) if seen else None,
+            "other_best": sum(
+                d.hindsight is not None and d.played is not None and d.hindsight.best != d.played
+                for d in self.decisions
+            ),
         }
 
 
@@ -281,8 +335,12 @@ def analyze_view(
     *,
     index: int = 0,
     answered: Answered = Answered.OWN,
+    known: tuple[tuple[Card, ...], tuple[Card, ...]] | None = None,
 ) -> DecisionAnalysis:
-    """Analyse one decision from ``view`` alone; ``played`` None is a forfeit (no move)."""
+    """Analyse one decision from ``view`` alone; ``played`` None is a forfeit (no move).
+    ``known``, the true hidden cards (the opponent's sorted hand, the draw pile), adds the
+    figure *with hindsight* (``Hindsight``), searched apart: the analysis itself never
+    reads them."""
     if view.kind is None:
         raise ValueError("no decision is pending for this view")
     options = list(candidates(view))
@@ -305,14 +363,19 @@ def analyze_view(
     values = tuple(
         _value(action, [seed[action] for seed in per_seed], base, stake) for action in options
     )
-    best = max(values, key=lambda v: v.mean)
-    if played is None:
-        loss, loss_se = best.win, best.win_se
-        win_played = 0.0
-    else:
-        mean, se = _paired_loss(per_seed, best.action, played)
-        loss, loss_se = mean * stake, se * stake
-        win_played = next(v.win for v in values if v.action == played)
+    best, win_played, loss, loss_se = _judged(per_seed, values, played, stake)
+    hindsight = None
+    if known is not None:
+        true_seeds = []
+        for seed_index in range(reference.seeds):
+            rng = random.Random(f"{reference.seed}:{index}:{seed_index}:hindsight")
+            policy = IsmctsPolicy(reference.iterations, uct=reference.uct, rng=rng)
+            true_seeds.append(policy.evaluate(view, options, known))
+        true_values = [
+            _value(action, [seed[action] for seed in true_seeds], base, stake) for action in options
+        ]
+        true_best, true_played, true_loss, true_se = _judged(true_seeds, true_values, played, stake)
+        hindsight = Hindsight(true_best.action, true_best.win, true_played, true_loss, true_se)
     return DecisionAnalysis(
         index=index,
         round=view.round,
@@ -328,7 +391,22 @@ def analyze_view(
         mark=mark_of(loss, loss_se),
         accuracy=accuracy_of(loss),
         stake=stake,
+        hindsight=hindsight,
     )
+
+
+def _judged(
+    per_seed: list[dict[Action, list[float]]],
+    values: Sequence[ActionValue],
+    played: Action | None,
+    stake: float,
+) -> tuple[ActionValue, float, float, float]:
+    """The best action, the played one's win chance, and its loss with its error."""
+    best = max(values, key=lambda v: v.mean)
+    if played is None:
+        return best, 0.0, best.win, best.win_se
+    mean, se = _paired_loss(per_seed, best.action, played)
+    return best, next(v.win for v in values if v.action == played), mean * stake, se * stake
 
 
 def _value(action: Action, seeds: list[list[float]], base: float, stake: float) -> ActionValue:
@@ -364,8 +442,10 @@ def analyze_decisions(
     reference: Reference,
     *,
     progress: Callable[[DecisionAnalysis], None] | None = None,
+    hindsight: bool = False,
 ) -> tuple[DecisionAnalysis, ...]:
-    """Each decision analysed in turn (``progress`` is shown each as it is done)."""
+    """Each decision analysed in turn (``progress`` is shown each as it is done);
+    ``hindsight`` adds each one's figure with the true deal (``true_deal``)."""
     done: list[DecisionAnalysis] = []
     for decision in decisions:
         analysed = analyze_view(
@@ -374,11 +454,19 @@ def analyze_decisions(
             reference,
             index=decision.index,
             answered=decision.answered,
+            known=true_deal(decision) if hindsight else None,
         )
         done.append(analysed)
         if progress is not None:
             progress(analysed)
     return tuple(done)
+
+
+def true_deal(decision: Decision) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
+    """The hidden cards at a decision as they were: the opponent's sorted hand and the draw
+    pile (the record's, for the figure with hindsight alone)."""
+    game = decision.game
+    return tuple(sorted(game.hands[1 - decision.seat])), tuple(game.draw_pile)
 
 
 def analyze_record(
@@ -387,13 +475,14 @@ def analyze_record(
     reference: Reference | None = None,
     *,
     progress: Callable[[DecisionAnalysis], None] | None = None,
+    hindsight: bool = False,
 ) -> GameAnalysis:
     """Every decision ``seat`` took in ``record``, analysed (RecordError if the record does
-    not re-verify)."""
+    not re-verify); ``hindsight``: each with its figure from the true deal too."""
     reference = reference or Reference()
     started = time.perf_counter()
     decisions = seat_decisions(record, seat)
-    analysed = analyze_decisions(decisions, reference, progress=progress)
+    analysed = analyze_decisions(decisions, reference, progress=progress, hindsight=hindsight)
     notes = []
     substituted = sum(d.answered is Answered.SUBSTITUTED for d in decisions)
     if substituted:
@@ -409,6 +498,8 @@ __all__ = [
     "ActionValue",
     "DecisionAnalysis",
     "GameAnalysis",
+    "HINDSIGHT_LABEL",
+    "Hindsight",
     "Mark",
     "Reference",
     "ReferenceSpecError",
@@ -419,4 +510,5 @@ __all__ = [
     "board_win",
     "mark_of",
     "round_stakes",
+    "true_deal",
 ]

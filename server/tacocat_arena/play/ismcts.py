@@ -146,16 +146,24 @@ class IsmctsPolicy:
         stats = root.stats  # every action seen equally often: greedy's (first) wins ties
         return max(root_actions, key=lambda action: stats[action][1])
 
-    def evaluate(self, view: SeatView, actions: Sequence[Action]) -> dict[Action, list[float]]:
+    def evaluate(
+        self,
+        view: SeatView,
+        actions: Sequence[Action],
+        known: tuple[tuple[Card, ...], tuple[Card, ...]] | None = None,
+    ) -> dict[Action, list[float]]:
         """Each of ``actions`` (legal for ``view``) tried in the same worlds, as ``act`` tries
         its candidates when ``paired``: per action, the round's result for the seat in each
         world, in the order the worlds were dealt (+1 won, -1 lost, 0 tied).  The search
-        below the root is the same tree as ``act``'s; ``analyze`` reads its values."""
+        below the root is the same tree as ``act``'s; ``analyze`` reads its values.  ``known``
+        (the opponent's sorted hand and the draw pile): every world is that one, the true deal,
+        for the figure *with hindsight*; a bot never has it."""
         if view.kind is None:
             raise ValueError("no decision is pending for this view")
         if not actions:
             raise ValueError("no action to evaluate")
         worlds = RoundWorlds(view, self.rng, kept_lowest=self.kept_lowest)
+        worlds.known = known
         return self._paired(view, list(dict.fromkeys(actions)), _Node(), worlds)
 
     def _paired(

@@ -130,6 +130,10 @@ class RoundWorlds:
 
     KEPT_LOWEST_TRIES = 100
 
+    #: The one world to deal every time, or None to deal them at random: the true hidden
+    #: cards, for ``analyze``'s figure *with hindsight* (never a bot's search).
+    known: tuple[tuple[Card, ...], tuple[Card, ...]] | None = None
+
     def __init__(self, view: SeatView, rng: random.Random, *, kept_lowest: bool = False) -> None:
         self.rng = rng
         self.opponent = 1 - view.seat
@@ -155,6 +159,8 @@ class RoundWorlds:
 
     def deal(self) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
         """The hidden cards of one world: the opponent's sorted hand and the draw pile."""
+        if self.known is not None:
+            return self.known
         lowest_discard = self.lowest_discard
         if lowest_discard is None:
             return self._deal()

@@ -138,6 +138,7 @@ def analysis_view(analysis: Mapping[str, Any], names: Sequence[str]) -> dict[str
         "graph_width": max(1, len(bars)) * GRAPH_BAR,
         "bar_width": GRAPH_BAR - 2,
         "graph_height": height,
+        "hindsight": analysis.get("hindsight"),
     }
 
 

@@ -91,6 +91,10 @@ class TournamentConfig:
     limits: Limits = field(default_factory=Limits)
     #: Each bot's log is kept to about this size, the oldest part dropped.
     log_limit_kib: int = 1024
+    #: Keep each started bot's output of each game, its last this many KiB, in
+    #: ``OUT/output/PROCESS/GAME.json`` (``launch.game_output``; 0: not kept).  The arena's
+    #: hosted batches keep it for the versions' authors.
+    game_output_kib: int = 0
     #: Play the two games of a duplicate deal with two processes of each bot (A and B), so
     #: no process ever holds a hand it will face as its opponent's.
     twins: bool = True

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tacocat_arena.engine import Outcome, Termination
-from tacocat_arena.launch import folder, sandbox
+from tacocat_arena.launch import folder, game_output, sandbox
 from tacocat_arena.launch.bots import (
     BotProcess,
     BotStartError,
@@ -340,7 +340,13 @@ async def _play_all(
         try:
             if should_stop():
                 return
-            report = await _play_one(planned, referee, processes, config)
+            captures = _capture_output(planned, processes, config)
+            try:
+                report = await _play_one(planned, referee, processes, config)
+            finally:
+                for process, capture in captures:
+                    process.log.taps.close(capture.game_id)
+                    game_output.save(config.out / game_output.OUTPUT_DIR, capture)
             result = game_result(report, planned.seats)
             store.save(result, report.detail, report.record)
             done += 1
@@ -434,6 +440,24 @@ def _private_paths(config: TournamentConfig) -> list[Path]:
     placed = (folder.place(bot, config.base_dir).folder for bot in config.bots if bot.command)
     paths += [path for path in placed if path != config.base_dir]
     return paths
+
+
+def _capture_output(
+    planned: PlannedGame,
+    processes: Mapping[str, BotProcess | ExternalBot],
+    config: TournamentConfig,
+) -> list[tuple[BotProcess, game_output.GameCapture]]:
+    """With ``game_output_kib``, open the game's capture on each started process it plays
+    (closed once the game is over, a crashed process's last words read: ``_play_one``)."""
+    if config.game_output_kib <= 0:
+        return []
+    captures = []
+    for name in dict.fromkeys(_instance(n, planned, processes) for n in planned.seats):
+        process = processes[name]
+        if isinstance(process, BotProcess):
+            cap = config.game_output_kib * 1024
+            captures.append((process, process.log.taps.open(planned.game_id, cap)))
+    return captures
 
 
 def _instance(name: str, planned: PlannedGame, processes: Mapping[str, object]) -> str:

@@ -5,7 +5,7 @@ streams), ``api`` (read-only JSON), ``organizer`` (actions that need the organiz
 ``uploads`` (bot submissions, with the player's token), ``desk`` (the organizer's page),
 ``players`` (a player's page and its versions), ``event_page`` (an event's rounds and
 standings), ``failures`` (a player's own failures and
-output, for its token and the organizer's).
+output, for its token and the organizer's), ``analyses`` (analysis of its games on request).
 Handlers are thin: they read the request, call a function of ``views`` and render a template
 file or JSON.  Each declares whose token its route needs (``access``: one place reads the
 bearer token and refuses), and an ``ArenaError`` a handler lets through is answered with the
@@ -24,9 +24,11 @@ from collections.abc import Iterator
 import uvicorn
 from starlette.applications import Starlette
 
+from tacocat_arena.arena.analyses import ANALYSIS_DIR, Analyses
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.store import ArenaError
 from tacocat_arena.web import (
+    analyses,
     api,
     desk,
     event_page,
@@ -52,10 +54,12 @@ def create_app(arena: Arena) -> Starlette:
         *desk.ROUTES,
         *failures.ROUTES,
         *event_page.ROUTES,
+        *analyses.ROUTES,
     ]
     app = Starlette(routes=routes, exception_handlers={ArenaError: arena_error})
     app.state.arena = arena
     app.state.game_clock = GameClock(arena)
+    app.state.analyses = Analyses(arena.store.folder / ANALYSIS_DIR)
     return app
 
 

@@ -21,6 +21,7 @@ from tacocat_arena.play.narrate import narrate
 from tacocat_arena.report import FrameError, end_update, live_update, render_live, render_replay
 from tacocat_arena.web import views
 from tacocat_arena.web.access import Access, access
+from tacocat_arena.web.analyses import page_analysis
 from tacocat_arena.web.charts import rating_chart
 from tacocat_arena.web.rendering import TEMPLATES, arena_of, page
 from tacocat_arena.web.streams import LIVE_POLL_S, SharedRender, event_stream
@@ -115,7 +116,7 @@ async def game_page(request: Request) -> Response:
         try:
             html = await asyncio.to_thread(
                 render_replay, record, seats, game_id=game_id, back_href=BACK[0],
-                back_text=BACK[1],
+                back_text=BACK[1], analysis=page_analysis(request, game_id),
             )  # fmt: skip
             return HTMLResponse(html)
         except FrameError:
