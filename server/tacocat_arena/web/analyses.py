@@ -15,7 +15,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tacocat_arena.arena.analyses import Analyses, AnalysisRefused, parse_reference
+from tacocat_arena.arena.analyses import (
+    ANALYSIS_DIR,
+    Analyses,
+    AnalysisRefused,
+    parse_reference,
+)
 from tacocat_arena.arena.failures import bots_of
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.web.access import Access, access
@@ -27,8 +32,11 @@ BODY_BYTES = 4096
 
 
 def analyses_of(request: Request) -> Analyses:
-    """The app's analyses (``app.create_app`` made them, in the arena's folder)."""
-    found: Analyses = request.app.state.analyses
+    """The app's analyses, in the arena's folder (made at their first use)."""
+    state = request.app.state
+    found: Analyses | None = getattr(state, "analyses", None)
+    if found is None:
+        found = state.analyses = Analyses(arena_of(request).store.folder / ANALYSIS_DIR)
     return found
 
 

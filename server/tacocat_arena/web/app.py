@@ -24,7 +24,6 @@ from collections.abc import Iterator
 import uvicorn
 from starlette.applications import Starlette
 
-from tacocat_arena.arena.analyses import ANALYSIS_DIR, Analyses
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.store import ArenaError
 from tacocat_arena.web import (
@@ -59,7 +58,6 @@ def create_app(arena: Arena) -> Starlette:
     app = Starlette(routes=routes, exception_handlers={ArenaError: arena_error})
     app.state.arena = arena
     app.state.game_clock = GameClock(arena)
-    app.state.analyses = Analyses(arena.store.folder / ANALYSIS_DIR)
     return app
 
 
