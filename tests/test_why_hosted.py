@@ -179,7 +179,7 @@ def test_a_hosted_crash_shows_its_game_request_and_stderr_to_its_owner_and_repla
         assert "exact" in text and "64 KiB" in text
         browser_page.screenshot(tmp_path / "owner.png", full_page=False)
         if os.environ.get("TACOCAT_SCREENSHOT_DIR"):  # docs/why-lose-owner.png is made so
-            shown.scroll_into_view_if_needed()
+            shown.evaluate("node => node.scrollIntoView()")
             page.screenshot(
                 path=str(Path(os.environ["TACOCAT_SCREENSHOT_DIR"]) / "why-lose-owner.png")
             )
