@@ -8,14 +8,19 @@ module '@grpc/grpc-js'``) before its tail of stack lines.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import pytest
 from click.testing import CliRunner
+from node_support import node_dependencies
 
+from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena.check.launched import log_tail
 from tacocat_arena.cli.main import main
 
@@ -113,3 +118,33 @@ def test_help_loads_no_room_of_the_server() -> None:
         [sys.executable, "-m", "tacocat_arena.cli", "--help"], capture_output=True, text=True
     )
     assert shown.returncode == 0 and "grade" in shown.stdout and "serve" in shown.stdout
+
+
+class _EndsAtOnce(arena_pb2_grpc.ArenaServicer):
+    """A referee that reads the Hello and ends the stream (status OK) with no Welcome."""
+
+    def Play(self, request_iterator, context):  # noqa: N802 (the gRPC method name)
+        next(request_iterator, None)
+        return iter(())
+
+
+@pytest.mark.slow
+def test_the_node_example_exits_1_saying_so_when_its_stream_ends_before_a_welcome() -> None:
+    """Issue 37: it exited 0, so a launcher or a script took a refused session for a bot
+    that had finished.  A real ``node bot.js`` against a real gRPC server on loopback."""
+    folder = node_dependencies()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    arena_pb2_grpc.add_ArenaServicer_to_server(_EndsAtOnce(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        bot = subprocess.run(
+            ["node", str(folder / "bot.js")],
+            env={**os.environ, "TACOCAT_ARENA_ADDRESS": f"127.0.0.1:{port}",
+                 "TACOCAT_BOT_RECONNECT": "0"},
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        server.stop(None)
+    assert bot.returncode == 1, (bot.returncode, bot.stderr)
+    assert "ended before a Welcome" in bot.stderr, bot.stderr

@@ -11,7 +11,8 @@
 // gives a bot: its only way out); @grpc/grpc-js takes both forms as they are.
 //
 // The protocol (handshake, ordering, timing, errors) is documented in arena.proto and in
-// docs/protocol.md. Exit status: 0 when the referee ends the session, 1 on any gRPC error.
+// docs/protocol.md. Exit status: 0 when the referee ends the session, 1 on any gRPC error
+// and when the stream ends before a Welcome (the referee never took the session).
 'use strict';
 
 const path = require('path');
@@ -360,8 +361,15 @@ function main() {
     });
     // The stream ended with status OK: normally right after SessionEnd.
     call.on('end', () => {
-      if (!sessionEnded) console.error('node bot: the stream ended without a SessionEnd');
       client.close();
+      // Before a Welcome the referee never took the session: a wrong address (another
+      // service answering), a referee stopping, or a bug of ours. Exit non-zero, so a
+      // launcher or a script sees the failure instead of a bot that "finished".
+      if (!hadSession) {
+        fail(`the stream to ${ADDRESS} ended before a Welcome: the referee never accepted ` +
+          'this session (is TACOCAT_ARENA_ADDRESS a tacocat-arena referee?)');
+      }
+      if (!sessionEnded) console.error('node bot: the stream ended without a SessionEnd');
       if (sessionEndReason === 'SESSION_END_REASON_SERVER_SHUTDOWN' &&
           reconnect('the server is shutting down')) return;
       process.exitCode = 0;
