@@ -104,3 +104,49 @@ def test_run_plays_a_private_folder_and_records_the_copy_s_hash(tmp_path: Path) 
     standings = (out / "standings.csv").read_text().splitlines()
     assert any(line.split(",")[1:3] == ["mine", "4"] for line in standings), standings
     assert os.stat(own).st_mode & 0o777 == 0o700  # the bot's own folder is left as it was
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_check_plays_a_private_folder_from_a_copy_said_once(tmp_path: Path) -> None:
+    own = private_bot(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "check", f"python {own / 'my_bot.py'}",
+         "--sandbox", "bwrap"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join((done.stdout + done.stderr).split())
+    assert said.count("so it plays a private copy") == 1, said
+    assert "2 files" in said and "KiB" in said and "sha256 " in said
+    assert "checks passed" in said and "failed" not in said
+    assert os.stat(own).st_mode & 0o777 == 0o700
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_run_on_workers_copies_a_private_folder_once_and_records_its_hash(tmp_path: Path) -> None:
+    own = private_bot(tmp_path)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "tacocat_arena.cli", "run",
+            "--bot", f"mine=python {own / 'my_bot.py'}", "--bot", "greedy=builtin:greedy",
+            "--games", "20", "--out", str(out), "--sandbox", "bwrap", "--quiet",
+            "--workers", "2",
+        ],  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    # Once for the run, not once per batch (10 duplicate pairs: 2 batches on 2 workers).
+    assert said.count("so it plays a private copy") == 1, said
+    metadata = json.loads((out / "results.json").read_text())["metadata"]
+    digest = metadata["bot_folder_sha256"]["mine"]
+    assert f"sha256 {digest[:16]}" in said
+    standings = (out / "standings.csv").read_text().splitlines()
+    assert any(line.split(",")[1:3] == ["mine", "20"] for line in standings), standings
+    assert os.stat(own).st_mode & 0o777 == 0o700

@@ -22,9 +22,16 @@ import grpc
 
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena.check.link import CHECK_LOOK, BotLink, CheckServicer, Handshake, Look
-from tacocat_arena.launch import folder
+from tacocat_arena.launch import folder, scratch
 from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch, new_token
-from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, admit_bot, resolve_mode
+from tacocat_arena.launch.sandbox import (
+    Limits,
+    SandboxError,
+    SandboxMode,
+    admit_bot,
+    resolve_mode,
+    unreachable_by_bot,
+)
 from tacocat_arena.launch.spec import BotSpec
 
 
@@ -92,14 +99,19 @@ async def launched_bot(
     is the name it connects as (the spec's by default; the gate gives a version's, as its
     games do) and ``look`` what the referee shows of itself (``link.Look``)."""
     token = new_token()
+    say = notices or (lambda _: None)
     try:
-        mode = resolve_mode(sandbox, warn=notices or (lambda _: None))
+        mode = resolve_mode(sandbox, warn=say)
         placement = folder.place(spec, cwd or Path.cwd())
-        folder.preflight(spec, placement, mode)
-    except (SandboxError, folder.FolderError) as error:
+    except SandboxError as error:
         raise LaunchError(str(error)) from None
     limits = limits or Limits()
     with contextlib.ExitStack() as stack:
+        placement = _readable(spec, placement, mode, stack, say)
+        try:
+            folder.preflight(spec, placement, mode)
+        except folder.FolderError as error:
+            raise LaunchError(str(error)) from None
         if log_path is None:
             logs = stack.enter_context(tempfile.TemporaryDirectory(prefix="tacocat-check-"))
             log_path = Path(logs) / f"{spec.name}.log"
@@ -144,6 +156,30 @@ async def launched_bot(
             await server.stop(grace=0.5)
             if launched is not None:
                 launched.final_tail = log_tail(log_path)
+
+
+def _readable(
+    spec: BotSpec,
+    placement: folder.Placement,
+    mode: SandboxMode,
+    stack: contextlib.ExitStack,
+    say: Callable[[str], None],
+) -> folder.Placement:
+    """``placement``, or for a root runner's bot whose folder its uid cannot read, a private
+    copy it can (``folder.readable_copy``, as ``run`` makes, in a scratch folder of this
+    check's, removed with it), said once with its size and hash."""
+    if mode is not SandboxMode.BWRAP or spec.writable_dir:
+        return placement
+    if unreachable_by_bot(placement.folder, write=False) is None:
+        return placement  # nothing to copy: no scratch folder either
+    into = stack.enter_context(scratch.private_folder("check"))
+    try:
+        placement, snapshot = folder.readable_copy(spec, placement, mode, into / "snapshots")
+    except OSError as error:
+        raise LaunchError(f"bot {spec.name!r}: cannot copy its folder: {error}") from None
+    if snapshot is not None:
+        say(snapshot.describe(spec.name))
+    return placement
 
 
 def log_tail(log_path: Path, lines: int = 15) -> str:

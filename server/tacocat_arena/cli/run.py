@@ -411,7 +411,14 @@ def _run_with_progress(
         sandbox_modes(config, progress.console.print)  # as each worker starts its bots
         with progress, sigterm_as_ctrl_c() as terminated:  # no event loop here
             try:
-                return run_on_workers(config, store, executor, on_start=on_start, on_game=on_game)
+                return run_on_workers(
+                    config,
+                    store,
+                    executor,
+                    on_start=on_start,
+                    on_game=on_game,
+                    on_notice=progress.console.print,
+                )
             except KeyboardInterrupt:
                 raise Stopped(signal.SIGTERM if terminated else signal.SIGINT) from None
     if config.format in STAGED:

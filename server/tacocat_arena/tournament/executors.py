@@ -19,12 +19,15 @@ import dataclasses
 import multiprocessing
 import multiprocessing.connection
 import os
+import shlex
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
-from tacocat_arena.launch import scratch
+from tacocat_arena.launch import folder, scratch
+from tacocat_arena.launch.sandbox import resolve_mode
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.runner import TournamentRun, run_tournament
@@ -242,9 +245,12 @@ def run_on_workers(
     pairs_per_batch: int = DEFAULT_PAIRS_PER_BATCH,
     on_start: Callable[[int, int], None] = lambda total, done: None,
     on_game: Callable[[GameResult, int, int], None] = lambda result, done, total: None,
+    on_notice: Callable[[str], None] = lambda text: None,
 ) -> TournamentRun:
     """Play every planned game missing from ``store`` on ``executor``, batch by batch,
-    committing each returned game once (a batch played twice returns its games twice)."""
+    committing each returned game once (a batch played twice returns its games twice).
+    Local workers play a root runner's unreadable bot folders from copies made here once
+    (``snapshot_for_workers``, said on ``on_notice``)."""
     plan = tournament_plan(config, store)
     saved = store.finished_ids()
     todo = [game for game in plan if game.game_id not in saved]
@@ -266,5 +272,42 @@ def run_on_workers(
             on_game(result, done, len(plan))
 
     if todo:
-        executor.play(config, make_batches(todo, pairs_per_batch), on_batch)
+        batches = make_batches(todo, pairs_per_batch)
+        if not isinstance(executor, LocalWorkers):  # a cluster's workers have their own disks
+            executor.play(config, batches, on_batch)
+        else:
+            with scratch.private_folder("workers") as into:
+                shown = snapshot_for_workers(config, store, into, on_notice)
+                executor.play(shown, batches, on_batch)
     return TournamentRun(len(plan), len(plan) - len(todo), played)
+
+
+def snapshot_for_workers(
+    config: TournamentConfig,
+    store: TournamentStore,
+    into: Path,
+    on_notice: Callable[[str], None],
+) -> TournamentConfig:
+    """The config local workers play: a root runner's bot whose folder its uid cannot read
+    points at one private copy made here (``folder.readable_copy`` in ``into``, said once
+    with its size, its hash recorded in ``store``), where each batch would otherwise copy it
+    again in its worker, unsaid and unrecorded.  Other bots are left as they are."""
+    bots = []
+    for bot in config.bots:
+        if bot.is_external:
+            bots.append(bot)
+            continue
+        mode = resolve_mode(bot.sandbox or config.sandbox, warn=lambda text: None)  # said by run
+        placement = folder.place(bot, config.base_dir)
+        try:
+            placement, snapshot = folder.readable_copy(bot, placement, mode, into / "snapshots")
+        except OSError as error:
+            raise ExecutorError(f"bot {bot.name!r}: cannot copy its folder: {error}") from None
+        if snapshot is None:
+            bots.append(bot)
+            continue
+        on_notice(snapshot.describe(bot.name))
+        store.record_snapshot(bot.name, snapshot.sha256)
+        words = placement.argv[: len(placement.argv) - len(bot.args)]  # its args come after
+        bots.append(dataclasses.replace(bot, dir=placement.folder, command=shlex.join(words)))
+    return dataclasses.replace(config, bots=tuple(bots))
