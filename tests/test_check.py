@@ -3,6 +3,7 @@ names its flaw.  The bots are real processes over loopback gRPC, started as `run
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -103,3 +104,32 @@ def test_the_move_timeout_is_in_seconds_as_for_run(
     assert f"(decision allowance {allowance})" in done.stdout
     assert ("--move-timeout is in seconds now" in done.stderr) is warned
     assert ("write --move-timeout 2" in done.stderr) is warned
+
+
+def test_check_shows_the_name_the_bot_gives_itself_unless_told_one() -> None:
+    """Issue 37: check told every bot TACOCAT_ARENA_BOT=bot, so the SDK (which prefers it, as a
+    tournament needs) named every bot 'bot'.  Now it tells none unless ``--name`` is given."""
+    code, report = run_check("python example_bots/greedy_bot.py")
+    assert code == 0 and report["bot_name"] == "greedy", report["bot_name"]
+    assert "bot_name 'greedy'" in report["results"][0]["detail"]
+    code, report = run_check("python example_bots/greedy_bot.py", "--name", "mine")
+    assert code == 0 and report["bot_name"] == "mine", report["bot_name"]
+    # Not the runner's own variable either: the check's environment is the bot's.
+    done = subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "check", "python example_bots/greedy_bot.py",
+         "--sandbox", "none"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=180,
+        env={**os.environ, "TACOCAT_ARENA_BOT": "leaked"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "check of bot 'greedy': 22 of 22 checks passed" in done.stdout, done.stdout
+
+
+def test_a_bot_that_needs_its_name_told_fails_the_handshake_saying_why() -> None:
+    code, report = run_check("python tests/check_bots/needs_name_bot.py")
+    handshake = report["results"][0]
+    assert code == 1 and handshake["status"] == "fail", handshake
+    assert "exited with code" in handshake["got"] and "--name NAME" in handshake["got"], handshake
+    code, report = run_check("python tests/check_bots/needs_name_bot.py", "--name", "mine")
+    handshake = report["results"][0]
+    assert code == 1 and "--name" not in handshake["got"], handshake  # told: no such hint

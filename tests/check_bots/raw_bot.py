@@ -47,7 +47,7 @@ def main() -> int:
         pb.BotMessage(
             hello=pb.Hello(
                 protocol_version=1,
-                bot_name=os.environ["TACOCAT_ARENA_BOT"],
+                bot_name=os.environ.get("TACOCAT_ARENA_BOT", "raw"),  # unset: its own
                 token=os.environ["TACOCAT_ARENA_TOKEN"],
                 client_info=f"raw test bot ({FLAW})",
             )

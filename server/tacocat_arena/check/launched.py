@@ -92,12 +92,14 @@ async def launched_bot(
     on_placed: Callable[[SandboxMode, Limits, Path], None] | None = None,
     identity: str | None = None,
     look: Look = CHECK_LOOK,
+    tell_name: bool = True,
 ) -> AsyncIterator[Launched]:
     """Start ``spec``'s bot as a tournament would, with a scripted referee to connect to;
     stop both on exit.  ``on_placed(mode, limits, log_path)`` is called before the bot
     starts (a report can say which sandbox); LaunchError if it cannot start.  ``identity``
     is the name it connects as (the spec's by default; the gate gives a version's, as its
-    games do) and ``look`` what the referee shows of itself (``link.Look``)."""
+    games do), told to it unless not ``tell_name`` (``check`` without ``--name``: the bot
+    then names itself), and ``look`` what the referee shows of itself (``link.Look``)."""
     token = new_token()
     say = notices or (lambda _: None)
     try:
@@ -141,6 +143,7 @@ async def launched_bot(
                 tcp_address=f"127.0.0.1:{port}",
                 socket_path=socket_path,
                 argv=placement.argv,
+                tell_name=tell_name,
             ),
         )
         launched: Launched | None = None

@@ -72,6 +72,8 @@ class CheckReport:
 
     command: str
     results: list[CheckResult] = field(default_factory=list)
+    #: The name the bot gave in its Hello ("" until one came).
+    bot_name: str = ""
     log_path: str = ""
     log_tail: str = ""
     #: The sandbox the bot ran in (resolved: bwrap or none) and its limits.
@@ -93,6 +95,7 @@ class CheckReport:
         """The report as JSON-ready values."""
         return {
             "command": self.command,
+            "bot_name": self.bot_name,
             "passed": self.passed,
             "results": [r.to_json() for r in self.results],
             "log": self.log_path,
@@ -117,7 +120,7 @@ class BotCheckError(RuntimeError):
 async def check_bot(
     command: str,
     *,
-    name: str = "bot",
+    name: str | None = None,
     allowance_ms: int = 2000,
     connect_timeout_s: float = 20.0,
     log_path: Path | None = None,
@@ -138,8 +141,9 @@ async def check_bot(
     with the referee through a Unix socket (``AUTO`` is resolved here; the report says
     which).  So what passes ``check`` starts in ``run``, and the arena's gate checks a
     submitted version in the sandbox it will play in, under the name (``identity``) and
-    with the labels and clock (``look``) of its games."""
-    spec = dataclasses.replace(BotSpec.checked(name, command), env=env)
+    with the labels and clock (``look``) of its games.  Without ``name`` (nor ``identity``)
+    the bot is told no name, and names itself in its Hello (``CheckReport.bot_name``)."""
+    spec = dataclasses.replace(BotSpec.checked(name or "bot", command), env=env)
     report = CheckReport(command)
 
     def placed(mode: SandboxMode, used: Limits, log: Path) -> None:
@@ -163,8 +167,9 @@ async def check_bot(
             on_placed=placed,
             identity=identity,
             look=look,
+            tell_name=name is not None or identity is not None,
         ) as launched:
-            await _run_checks(launched, allowance_ms, connect_timeout_s, add)
+            await _run_checks(launched, allowance_ms, connect_timeout_s, add, report)
     except LaunchError as error:
         raise BotCheckError(str(error)) from None
     report.log_tail = launched.final_tail
@@ -176,12 +181,20 @@ async def _run_checks(
     allowance_ms: int,
     connect_timeout_s: float,
     add: Callable[[CheckResult], None],
+    report: CheckReport,
 ) -> None:
     servicer, bot, log_path = launched.servicer, launched.bot, launched.log_path
     process = launched.process
     connection = await launched.connection(connect_timeout_s)
     remaining = list(CHECK_NAMES[1:])
     if isinstance(connection, str):
+        if not bot.launch.tell_name and process.returncode is not None:
+            # A bot that insists on TACOCAT_ARENA_BOT: the one variable a tournament sets and
+            # check does not by default (docs/protocol.md: default it when unset).
+            connection += (
+                " (check told it no name: TACOCAT_ARENA_BOT was unset; a bot should name "
+                "itself then, or give --name NAME to tell it one as a tournament does)"
+            )
         add(
             CheckResult(
                 "handshake", Status.FAIL, expected="a connection and a Hello", got=connection
@@ -195,6 +208,7 @@ async def _run_checks(
         _not_run(remaining, "the handshake failed", add)
         return
     hello = link.hello
+    report.bot_name = hello.bot_name
     add(
         CheckResult(
             "handshake",

@@ -39,7 +39,7 @@ def check_command(
     as_json: bool,
     move_timeout_s: float,
     log: Path | None,
-    name: str,
+    name: str | None,
     sandbox: SandboxMode = SandboxMode.AUTO,
 ) -> None:
     """Run the checks on ``command``; exit 0 only when every check passed (or was skipped)."""
@@ -76,7 +76,8 @@ def check_command(
         failed, skipped = report.count(Status.FAIL), report.count(Status.SKIP)
         not_run = report.count(Status.NOT_RUN)
         click.echo(
-            f"check: {report.count(Status.PASS)} of {len(report.results)} checks passed"
+            (f"check of bot {report.bot_name!r}: " if report.bot_name else "check: ")
+            + f"{report.count(Status.PASS)} of {len(report.results)} checks passed"
             + (f", {failed} failed" if failed else "")
             + (f", {not_run} not run" if not_run else "")
             + (f", {skipped} skipped" if skipped else "")

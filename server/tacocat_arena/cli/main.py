@@ -541,7 +541,12 @@ main.add_command(bench)
     type=click.Path(dir_okay=False, path_type=Path),
     help="Keep the bot's output in this file (default: a temporary file).",
 )
-@click.option("--name", default="bot", show_default=True, help="The bot's name in the check.")
+@click.option(
+    "--name",
+    default=None,
+    help="Tell the bot this name (TACOCAT_ARENA_BOT), as a tournament does; by default it is "
+    "told none and names itself in its Hello.",
+)
 @click.option(
     "--sandbox",
     type=click.Choice(["auto", "bwrap", "none"]),
@@ -550,13 +555,19 @@ main.add_command(bench)
     help="Confine the bot as `run` does (auto = bwrap where installed).",
 )
 def check(
-    command: str, as_json: bool, move_timeout: float, log: Path | None, name: str, sandbox: str
+    command: str,
+    as_json: bool,
+    move_timeout: float,
+    log: Path | None,
+    name: str | None,
+    sandbox: str,
 ) -> None:
     """Put a bot through the protocol's conformance checks: run this first on a new bot.
 
     COMMAND starts the bot as a tournament would, by the same launcher: the same folder rule
     (docs/tournaments.md), sandbox, limits and environment (TACOCAT_ARENA_ADDRESS,
-    TACOCAT_ARENA_TOKEN, TACOCAT_ARENA_BOT); the first line says which sandbox.  Every check
+    TACOCAT_ARENA_TOKEN, and TACOCAT_ARENA_BOT with --name); the first line says which
+    sandbox.  Every check
     prints PASS or FAIL with what was expected and what came back.  Exit code 0 only when
     all pass.
     """

@@ -93,6 +93,10 @@ class Launch:
     echo: bool = False
     #: The command line as ``folder.place`` made it (its paths absolute); None: the spec's.
     argv: tuple[str, ...] | None = None
+    #: Whether the bot is told ``identity`` (TACOCAT_ARENA_BOT): always where a referee
+    #: checks the name against its token (a tournament, the arena, the gate); not by
+    #: ``check`` without ``--name``, so that its Hello carries the name it gives itself.
+    tell_name: bool = True
 
     def __post_init__(self) -> None:
         # Explicit, not an assert: a sandboxed bot without its own socket would be given the
@@ -211,9 +215,13 @@ class BotProcess:
             # Its launcher restarts it when it must: the SDK does not reconnect by itself.
             "TACOCAT_BOT_RECONNECT": "0",
         }
+        if not launch.tell_name:
+            del arena["TACOCAT_ARENA_BOT"]
         if not sandboxed:
             arena["TACOCAT_ARENA_ADDRESS"] = launch.tcp_address
             env = {**os.environ, **dict(self.spec.env), **arena}
+            if not launch.tell_name:
+                env.pop("TACOCAT_ARENA_BOT", None)  # not the runner's own either
             return sandbox.exec_with_env(argv, env)
         socket_path = launch.socket_path
         if socket_path is None:  # Launch refuses it; checked again where it is relied on
