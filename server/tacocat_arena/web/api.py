@@ -7,7 +7,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tacocat_arena.web import views
-from tacocat_arena.web.access import Access, access
+from tacocat_arena.web.access import Access, access, error
 from tacocat_arena.web.pages import bot_data
 from tacocat_arena.web.rendering import arena_of
 
@@ -42,7 +42,7 @@ async def games(request: Request) -> Response:
     try:
         limit = min(GAMES_LIMIT, max(1, int(request.query_params.get("limit", "50"))))
     except ValueError:
-        return JSONResponse({"error": "limit must be an integer"}, 400)
+        return error("limit must be an integer", 400)
     live = [
         views.live_summary(g)
         for g in arena.live.values()
@@ -63,7 +63,7 @@ async def game(request: Request) -> Response:
     found = arena.finished_game(game_id)
     if found is None:
         why = views.held_reason(arena, game_id) or f"no game {game_id!r}"
-        return JSONResponse({"error": why}, 404)
+        return error(why, 404)
     stored, record = found
     deal = arena.deal_of(stored)
     return JSONResponse({**views.game_summary(stored), "record": record, "deal": deal})
@@ -74,7 +74,7 @@ async def bot(request: Request) -> Response:
     """What the bot page shows, without its chart."""
     data = await bot_data(arena_of(request), request.path_params["name"])
     if data is None:
-        return JSONResponse({"error": "no such bot"}, 404)
+        return error("no such bot", 404)
     data.pop("chart")
     return JSONResponse(data)
 
