@@ -36,7 +36,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         {"engine", "play", "protocol", "referee", "launch", "stats", "tournament", "check"}
     ),
     "web": frozenset({"engine", "play", "stats", "report", "arena"}),
-    "grade": frozenset({"referee", "launch", "stats", "tournament", "check", "report"}),
+    "grade": frozenset(
+        {"engine", "play", "referee", "launch", "stats", "tournament", "check", "report"}
+    ),
     # A person's seat: a referee client (protobuf) and its page, in a two-bot tournament.
     "human": frozenset(
         {"engine", "protocol", "referee", "launch", "stats", "tournament", "report"}

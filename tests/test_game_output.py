@@ -69,3 +69,22 @@ def test_save_load_and_the_newest_games_kept(tmp_path: Path, monkeypatch) -> Non
     assert game_output.load(tmp_path, "p", "L000000a") is None
     assert game_output.load(tmp_path, "nobody", "L000004a") is None
     assert game_output.saved_games(tmp_path, "nobody") == []
+
+
+def test_an_arena_that_hosts_no_bots_lists_no_output_and_does_not_fail(tmp_path: Path) -> None:
+    from tacocat_arena.arena.failures import owner_report
+    from tacocat_arena.arena.ladder import Arena, LadderSettings
+    from tacocat_arena.arena.players import add_player
+    from tacocat_arena.arena.store import ArenaStore
+
+    store = ArenaStore(tmp_path / "arena")
+    try:
+        arena = Arena(store, LadderSettings())
+        add_player(store, "ann")
+        report = owner_report(arena, "ann")
+        assert report is not None
+        assert report["failures"] == [] and report["game_output"] == []
+        assert report["output"] == [] and report["game_output_cap_bytes"] == 64 * 1024
+        assert owner_report(arena, "nobody") is None
+    finally:
+        store.close()

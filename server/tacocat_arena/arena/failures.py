@@ -121,7 +121,7 @@ def player_failures(arena: Arena, player: str) -> list[dict[str, Any]]:
 def game_output_of(arena: Arena, bot: str, game_id: str) -> dict[str, Any] | None:
     """What hosted version ``bot``'s process printed during game ``game_id``, redacted, or
     None (a connected bot, whose output is its own; or nothing printed)."""
-    hosting = arena.hosting
+    hosting = hosted_of(arena)
     if hosting is None or not hosting.is_hosted(bot):
         return None
     folder = hosting.folder / game_output.OUTPUT_DIR
@@ -138,7 +138,7 @@ def game_output_of(arena: Arena, bot: str, game_id: str) -> dict[str, Any] | Non
 
 
 def _version_of(arena: Arena, bot: str) -> Any:
-    hosting = arena.hosting
+    hosting = hosted_of(arena)
     identity = parse_identity(bot)
     if hosting is None or identity is None:
         return None
@@ -149,7 +149,7 @@ def games_output(arena: Arena, player: str) -> list[dict[str, Any]]:
     """Each hosted version's output in its newest ``GAMES_WITH_OUTPUT`` published games that
     printed anything, newest first (a game held for its duplicate twin is not shown yet: what
     a bot printed may tell the deal its twin is still to play)."""
-    hosting = arena.hosting
+    hosting = hosted_of(arena)
     if hosting is None:
         return []
     folder = hosting.folder / game_output.OUTPUT_DIR

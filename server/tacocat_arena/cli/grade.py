@@ -6,8 +6,12 @@ The grading itself is in ``grader`` and ``batch``; domain errors become ClickExc
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from tacocat_arena.play.analysis import Reference
 
 
 @click.command("grade")
@@ -56,6 +60,20 @@ import click
     help="POST a JSON summary (each student's points, where the grades are) to this http(s) "
     "URL when the grading is done; retried, never fails the grading.",
 )
+@click.option(
+    "--analyze",
+    "analyze_count",
+    type=click.IntRange(0, 100),
+    default=0,
+    metavar="K",
+    help="Also analyse the student's K worst games (analyze's marks, from its seat's view) "
+    "into the report: analysis/ and analysis.json (not with --batch).",
+)
+@click.option(
+    "--analysis-reference",
+    metavar="SPEC",
+    help="The reference of --analyze (default: analyze's, ismcts?iterations=6000&seeds=4).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 def grade(
     target: str | None,
@@ -67,6 +85,8 @@ def grade(
     batch: Path | None,
     workers: int,
     notify: str | None,
+    analyze_count: int,
+    analysis_reference: str | None,
     quiet: bool,
 ) -> None:
     """Grade a bot (a package folder or archive with bot.toml, or a command) by a rubric:
@@ -76,6 +96,7 @@ def grade(
     from tacocat_arena.grade.batch import CLASS_HTML, GRADES_CSV, grade_batch, grade_to_folder
     from tacocat_arena.grade.grader import (
         SECRET_FILE,
+        STUDENT,
         GradeError,
         new_secret,
         read_secret,
@@ -100,6 +121,8 @@ def grade(
         if batch is not None:
             if target is not None:
                 raise click.UsageError("give PACKAGE|COMMAND or --batch, not both")
+            if analyze_count:
+                raise click.UsageError("--analyze grades one student (not with --batch)")
             grades = run_until_signalled(
                 grade_batch(
                     batch,
@@ -127,6 +150,7 @@ def grade(
             raise click.UsageError("give the bot to grade (PACKAGE|COMMAND) or --batch FOLDER")
         loaded = load_rubric(rubric)
         name = student or _student_name(target)
+        reference = _analysis_reference(analysis_reference)
         notice(
             f"grading {target!r} as {name} by {loaded.name!r} ({loaded.max_points:g} points); "
             f"deals of grading run {secret_id(secret)}"
@@ -152,6 +176,22 @@ def grade(
         raise SystemExit(stop.exit_code) from None
     console.print(grade_table(data))
     written = [GRADE_JSON, REPORT_HTML] + ([RESULTS_JSON] if output_format == "gradescope" else [])
+    if analyze_count:
+        from tacocat_arena.grade.analysis import ANALYSIS_JSON, analyse_worst, rewrite_report
+
+        rows = analyse_worst(out, data, analyze_count, reference, STUDENT, notice=notice)
+        rewrite_report(out, data, rows)
+        for row in rows:
+            accuracy = "-" if row["accuracy"] is None else f"{row['accuracy']:.1f}%"
+            marks = ", ".join(f"{n} {mark}" for mark, n in row["marks"].items())
+            console.print(
+                f"analysed {row['item']} {row['game_id']} ({row['points']:g} points): accuracy "
+                f"{accuracy}, marks {marks}; {out / row['href']}",
+                highlight=False,
+            )
+        if not rows:
+            console.print("--analyze: no game lost or drawn, nothing analysed")
+        written.append(ANALYSIS_JSON)
     console.print(
         f"graded in {data['seconds']:.0f} s; {', '.join(str(out / f) for f in written)}; "
         f"the grading secret: {out / SECRET_FILE} (reuse it with --secret-file)"
@@ -160,6 +200,16 @@ def grade(
         body = grades_summary([data], out / GRADE_JSON, out / REPORT_HTML)
         if post(notify, body, say=console.print):
             console.print(f"Notified {notify}")
+
+
+def _analysis_reference(spec: str | None) -> Reference:
+    """``--analysis-reference`` parsed (a bad one is refused before any grading)."""
+    from tacocat_arena.play.analysis import Reference, ReferenceSpecError
+
+    try:
+        return Reference.parse(spec)
+    except ReferenceSpecError as error:
+        raise click.BadParameter(str(error), param_hint="--analysis-reference") from None
 
 
 def _student_name(target: str) -> str:
