@@ -13,7 +13,13 @@ from arena_support import add_players, start_bots
 from notify_support import endpoint
 
 from tacocat_arena.arena.deals import Deals, event_secret
-from tacocat_arena.arena.events import EventKind, EventSettings, swiss_event, swiss_table
+from tacocat_arena.arena.events import (
+    EventKind,
+    EventSettings,
+    swiss_event,
+    swiss_problems,
+    swiss_table,
+)
 from tacocat_arena.arena.verify_arena import _events
 from tacocat_arena.cli.run import verify_any
 from tacocat_arena.engine import Termination
@@ -68,6 +74,37 @@ def test_the_arena_pairs_with_runs_pairing_and_deals_as_verify_checks(deals: Dea
     _, table = swiss_table("cup", entrants, kind, deals, results)
     assert sum(row.points for row in table) == 3 * 2 + 3  # two matches and a bye a round
     assert all(row.matches + row.byes == 3 for row in table)
+
+
+def test_verify_re_pairs_an_arena_swiss_and_catches_a_changed_pairing() -> None:
+    entrants = ["ann", "ben", "cat", "dan", "eve", "fay"]
+    kind, results, (state, plan) = _event(entrants, Deals.INDEPENDENT)
+    games = [Outcome(r.game_id, r.seats, r.winner) for r in results]
+
+    def problems(stored, over=True):
+        return swiss_problems("cup", entrants, kind, Deals.INDEPENDENT, over, stored, SEED, KEY)
+
+    assert problems(games) == []
+    assert problems(games[:-5], over=False) == []  # an event in play: a prefix of its plan
+    assert any("missing" in text for _, text in problems(games[:-5]))
+    # Round 2 paired otherwise: its first two matches swap opponents (a-b, c-d: a-d, c-b).
+    first, second = state.rounds[1].pairings[:2]
+    swap = {first.b: second.b, second.b: first.b}
+    forged = []
+    for game in games:
+        if game.game_id.startswith("cup:r2-") and {first.a, second.a} & set(game.seats):
+            seats = tuple(swap.get(bot, bot) for bot in game.seats)
+            head, _, deal = game.game_id.rpartition("-d")
+            game = Outcome(f"cup:r2-{seats[0]}-{seats[1]}-d{deal}", seats, game.winner)
+        forged.append(game)
+    found = problems(forged)
+    assert any("is no game of Swiss event 'cup'" in text for _, text in found), found
+    # A flipped result of round 1 would have paired round 2 otherwise.
+    flipped = [
+        Outcome(g.game_id, g.seats, 1 - g.winner) if g.game_id.startswith("cup:r1-") else g
+        for g in games
+    ]
+    assert problems(flipped)
 
 
 def test_a_swiss_events_settings_are_checked() -> None:

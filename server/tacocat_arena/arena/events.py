@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -319,7 +319,7 @@ def swiss_game(
 
 
 def _swiss_outcome(
-    event: str, result: GameResult, per_round: int, deals: Deals
+    event: str, result: GameResult | SwissOutcome, per_round: int, deals: Deals
 ) -> SwissOutcome | None:
     """A stored game of Swiss ``event`` as ``tournament.swiss`` names it (``swiss_game``
     backwards); None for an id that is none of its games (``verify`` reports those)."""
@@ -339,7 +339,7 @@ def swiss_event(
     seed: int,
     secret: str,
     deals: Deals,
-    results: list[GameResult],
+    results: Sequence[GameResult | SwissOutcome],
 ) -> tuple[SwissState, list[PlannedGame]]:
     """Swiss ``event``'s rounds paired so far from its stored ``results``, and their games as
     the arena plays them (``swiss_game``).  The pairing reads only the results; ``seed`` and
@@ -491,3 +491,38 @@ def event_view(arena: Arena, event: str) -> dict[str, Any] | None:
             rounds.append({"number": played.number, "matches": matches, "bye": played.bye})
         view.update(rounds=rounds, planned_rounds=kind.rounds, swiss=table)
     return view
+
+
+def swiss_problems(
+    event: str,
+    entrants: list[str],
+    kind: EventKind,
+    deals: Deals,
+    over: bool,
+    games: Sequence[SwissOutcome],
+    seed: int,
+    secret: str,
+) -> list[tuple[str, str]]:
+    """What ``verify`` finds wrong with Swiss ``event``'s stored ``games``, (game id or the
+    event's name, message) each: the rounds re-paired from the games' own results must be
+    exactly the games stored (a pairing changed, a match added or dropped, a result changed
+    that would have paired a later round otherwise), with their seats; an event over has
+    every round's every game (``seed``: the arena's; ``secret``: the event's)."""
+    state, plan = swiss_event(event, entrants, kind, seed, secret, deals, games)
+    planned = {game.game_id: game for game in plan}
+    found = []
+    for game in games:
+        expected = planned.get(game.game_id)
+        if expected is None:
+            found.append((game.game_id, f"is no game of Swiss event {event!r} as its rounds "
+                          "re-pair from its stored results"))  # fmt: skip
+        elif expected.seats != game.seats:
+            found.append((game.game_id, f"seats {game.seats}, paired {expected.seats}"))
+    if over:
+        stored = {game.game_id for game in games}
+        for game_id in planned.keys() - stored:
+            found.append((game_id, f"a game of Swiss event {event!r}'s pairing is missing"))
+        if state.finished < kind.rounds:
+            found.append((event, f"the event is over after {state.finished} of {kind.rounds} "
+                          "rounds"))  # fmt: skip
+    return found

@@ -14,12 +14,15 @@ derives every deal, so the arena's own plan is checked too (A1):
 * a seat is a bot's name, never the ``NAME~B`` twin that played it (issue 38: hosted games
   named the twin), and a hosted version (``alice@v2``) is one the store holds, that was
   admitted to play (not one still being checked, nor one its gate rejected);
+* a Swiss event's rounds re-pair from its stored results (``events.swiss_problems``, the
+  pairing of ``tournament/swiss.py``) to exactly the games it stored;
 * an event's deal secret is the one it committed to at its start (``serve`` prints the
   commitment; the store keeps it).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
@@ -33,12 +36,20 @@ from tacocat_arena.arena.deals import (
     ladder_game_id,
     ladder_seed,
 )
-from tacocat_arena.arena.events import event_commitment_key
+from tacocat_arena.arena.events import (
+    EventKind,
+    event_commitment_key,
+    event_format_key,
+    swiss_problems,
+)
+from tacocat_arena.arena.ladder import event_over_key
 from tacocat_arena.arena.store import DB_NAME, LADDER
 from tacocat_arena.arena.submissions import Status, parse_identity
 from tacocat_arena.tournament.commitments import secret_commitment
+from tacocat_arena.tournament.config import TournamentFormat
 from tacocat_arena.tournament.runner import TWIN_SUFFIX
 from tacocat_arena.tournament.schedule import deal_seed
+from tacocat_arena.tournament.swiss import Outcome
 from tacocat_arena.tournament.verify import (
     InputError,
     Problem,
@@ -86,6 +97,7 @@ def check_deals(store: Path) -> list[Problem]:
             )
         ]
         versions = _versions(db)
+        winners = dict(db.execute("SELECT game_id, winner FROM games").fetchall())
     finally:
         db.close()
     if "seed" not in meta or SECRET_KEY not in meta:
@@ -99,6 +111,7 @@ def check_deals(store: Path) -> list[Problem]:
     events = {row[1] for row in rows if row[1] != LADDER}
     deals = {event: event_deals(meta.get(event_deals_key(event))) for event in events}
     found += _events([row for row in rows if row[1] != LADDER], arena_seed, secret, deals)
+    found += _swiss(rows, winners, meta, arena_seed, secret)
     for event in sorted({row[1] for row in rows if row[1] != LADDER}):
         committed = meta.get(event_commitment_key(event))
         if committed is not None and committed != secret_commitment(event_secret(secret, event)):
@@ -107,6 +120,40 @@ def check_deals(store: Path) -> list[Problem]:
                     event, None, "A1", "the event's secret is not the one committed at its start"
                 )
             )
+    return found
+
+
+def _swiss(
+    rows: list[_Row],
+    winners: dict[str, int | None],
+    meta: dict[str, str],
+    arena_seed: int,
+    secret: str,
+) -> list[Problem]:
+    """A1 of each Swiss event: its rounds re-paired from its stored results
+    (``events.swiss_problems``)."""
+    found = []
+    for event in sorted({row[1] for row in rows if row[1] != LADDER}):
+        kind = EventKind.of(meta.get(event_format_key(event)), 2)
+        entrants = meta.get(f"event:{event}:entrants")
+        if kind.format is not TournamentFormat.SWISS or entrants is None:
+            continue
+        games = [
+            Outcome(game_id, seats, winners.get(game_id))
+            for game_id, where, _, seats, _ in rows
+            if where == event
+        ]
+        problems = swiss_problems(
+            event,
+            json.loads(entrants),
+            kind,
+            event_deals(meta.get(event_deals_key(event))),
+            meta.get(event_over_key(event)) is not None,
+            games,
+            arena_seed,
+            event_secret(secret, event),
+        )
+        found += [Problem(where, None, "A1", message) for where, message in problems]
     return found
 
 
