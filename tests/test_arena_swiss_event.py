@@ -5,6 +5,9 @@ page and tells ``--notify`` when it is over."""
 from __future__ import annotations
 
 import random
+import signal
+import sqlite3
+import time
 from pathlib import Path
 
 import arena_support
@@ -154,3 +157,51 @@ def test_serve_event_swiss_plays_its_rounds_shows_them_and_notifies(
         assert f'<a href="/bots/{row["bot"]}">{row["bot"]}</a>' in page
     assert again.status("/event/nothing") == 404
     again.stop()
+
+
+def _event_games(folder: Path) -> dict[str, tuple]:
+    """The stored games of event ``cup``: id -> (seats, seed, winner), read-only."""
+    db = sqlite3.connect(f"file:{folder / 'arena.sqlite'}?mode=ro", uri=True, timeout=5)
+    try:
+        query = "SELECT game_id, seat0, seat1, seed, winner FROM games WHERE event = 'cup'"
+        rows = db.execute(query)
+        return {row[0]: row[1:] for row in rows}
+    except sqlite3.OperationalError:  # not created yet
+        return {}
+    finally:
+        db.close()
+
+
+@pytest.mark.slow
+def test_a_swiss_event_killed_mid_round_pairs_on_from_the_store_after_a_restart(
+    tmp_path: Path, cleanup: list
+) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "ann", "ben", "cat", "dan", "eve")
+    flags = ("--event", "swiss", "--rounds", "3", "--games", "2", "--event-name", "cup",
+             "--start-after", "3", "--move-timeout", "5")  # fmt: skip
+    arena = arena_support.start_arena(folder, *flags)
+    cleanup.append(arena)
+    bots = start_bots(tokens, arena.address, tmp_path, delay=0.02, reconnect=False)
+    cleanup.extend(bots)
+    deadline = time.monotonic() + 180
+    while not 0 < sum(g.startswith("cup:r2-") for g in _event_games(folder)) < 4:
+        assert arena.process.poll() is None, "the event ended before it was killed"
+        assert time.monotonic() < deadline, "round 2 did not start within 180 s"
+        time.sleep(0.02)
+    arena.process.send_signal(signal.SIGKILL)  # mid round 2
+    arena.process.wait(10)
+    for bot in bots:
+        bot.process.wait(30)
+    before = _event_games(folder)
+
+    again = arena_support.start_arena(folder, *flags)
+    cleanup.append(again)
+    cleanup.extend(start_bots(tokens, again.address, tmp_path, reconnect=False))
+    out = again.wait(240)
+    assert again.process.returncode == 0 and "is over: 12 games" in out, out
+    after = _event_games(folder)
+    assert all(after[game_id] == row for game_id, row in before.items())  # nothing replayed
+    assert len(after) == 12 and len({g.split("-")[0] for g in after}) == 3  # 3 rounds
+    verified = verify_any(folder)  # the rounds re-pair from the stored results (A1)
+    assert verified.ok and verified.games == 12, verified.problems
