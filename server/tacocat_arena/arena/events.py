@@ -155,22 +155,7 @@ async def run_event(
             continue
         if not todo and not running:
             break
-        started = False
-        for planned in todo:
-            busy = sum(arena.in_flight.values())
-            if busy >= arena.settings.concurrency:
-                break
-            if all(
-                arena.can_play(n) and arena.in_flight[n] < arena.settings.per_bot
-                for n in planned.seats
-            ):
-                running.add(planned.game_id)
-                for name in planned.seats:
-                    arena.in_flight[name] += 1
-                arena.spawn(
-                    _play(arena, planned, plan.index(planned), settings, deals, done, running)
-                )
-                started = True
+        started = _start_games(arena, todo, plan, settings, deals, done, running)
         if started or running or not todo:
             waiting_since = None
         elif waiting_since is None:
@@ -186,6 +171,33 @@ async def run_event(
     if not stop.is_set():
         await _over(arena, settings, kind, entrants, deals, say)
         stop.set()
+
+
+def _start_games(
+    arena: Arena,
+    todo: list[PlannedGame],
+    plan: list[PlannedGame],
+    settings: EventSettings,
+    deals: Deals,
+    done: set[str],
+    running: set[str],
+) -> bool:
+    """Start the games of ``todo`` whose bots may play now, within the arena's concurrency
+    and each bot's ``per_bot``; whether any started."""
+    started = False
+    for planned in todo:
+        busy = sum(arena.in_flight.values())
+        if busy >= arena.settings.concurrency:
+            break
+        if all(
+            arena.can_play(n) and arena.in_flight[n] < arena.settings.per_bot for n in planned.seats
+        ):
+            running.add(planned.game_id)
+            for name in planned.seats:
+                arena.in_flight[name] += 1
+            arena.spawn(_play(arena, planned, plan.index(planned), settings, deals, done, running))
+            started = True
+    return started
 
 
 def _announce(
