@@ -137,6 +137,7 @@ def test_serve_event_swiss_plays_its_rounds_shows_them_and_notifies(
         out = arena.wait(240)
         assert arena.process.returncode == 0, out
     assert "a Swiss of 3 rounds" in out and "round 3 paired" in out, out
+    assert "its page is /event/cup" in out, out
     assert "is over: 12 games" in out and "Swiss standings" in out, out
     assert "attempt 1 of 3 failed (HTTP 503)" in out, out
     assert len(told.bodies) == 2 and told.bodies[0] == told.bodies[1]

@@ -226,6 +226,7 @@ def _announce(
         f"event {settings.name!r}: {len(entrants)} entrants ({', '.join(entrants)}), "
         f"{games} on {deals.value} deals; its deal secret committed as {committed}"
     )
+    say(f"event {settings.name!r}: its page is /event/{settings.name} on the web address")
 
 
 async def _start(
