@@ -109,7 +109,7 @@ async def launched_bot(
         raise LaunchError(str(error)) from None
     limits = limits or Limits()
     with contextlib.ExitStack() as stack:
-        placement = _readable(spec, placement, mode, stack, say)
+        placement = _readable(spec, placement, mode, stack, say, named=tell_name)
         try:
             folder.preflight(spec, placement, mode)
         except folder.FolderError as error:
@@ -167,6 +167,8 @@ def _readable(
     mode: SandboxMode,
     stack: contextlib.ExitStack,
     say: Callable[[str], None],
+    *,
+    named: bool,
 ) -> folder.Placement:
     """``placement``, or for a root runner's bot whose folder its uid cannot read, a private
     copy it can (``folder.readable_copy``, as ``run`` makes, in a scratch folder of this
@@ -181,7 +183,7 @@ def _readable(
     except OSError as error:
         raise LaunchError(f"bot {spec.name!r}: cannot copy its folder: {error}") from None
     if snapshot is not None:
-        say(snapshot.describe(spec.name))
+        say(snapshot.describe(spec.name if named else None))
     return placement
 
 

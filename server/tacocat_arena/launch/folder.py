@@ -90,12 +90,14 @@ class Snapshot:
     size: int
     files: int
 
-    def describe(self, name: str) -> str:
-        """The one line that says it (said once, before the games)."""
+    def describe(self, name: str | None) -> str:
+        """The one line that says it (said once, before the games); ``name`` None: a bot
+        not yet named (``check`` without ``--name``)."""
+        files = f"{self.files} file" + ("" if self.files == 1 else "s")
         return (
-            f"bot {name!r}: its folder {self.source} is not readable by uid "
-            f"{sandbox.SANDBOX_UID} (the runner is root), so it plays a private copy: "
-            f"{self.files} files, {self.size / 1024:.0f} KiB, sha256 {self.sha256[:16]}"
+            f"{'the bot' if name is None else f'bot {name!r}'}: its folder {self.source} is "
+            f"not readable by uid {sandbox.SANDBOX_UID} (the runner is root), so it plays a "
+            f"private copy: {files}, {self.size / 1024:.0f} KiB, sha256 {self.sha256[:16]}"
         )
 
 
