@@ -72,3 +72,61 @@ def test_one_request_per_player_at_a_time_a_global_cap_and_cached_answers(tmp_pa
             queue.close()  # before its runner ever ran: no worker started
 
     asyncio.run(scenario())
+
+
+#: The scenario of the test below, run in a process of its own (its worker pool and the
+#: multiprocessing resource tracker end with it, not with pytest).
+KILLED_WORKER = """
+import asyncio, json, os, signal, sys, time
+from pathlib import Path
+from tacocat_arena.arena.analyses import Analyses, State, cache_name
+from tacocat_arena.play.analysis import Reference
+
+folder, golden = Path(sys.argv[1]), Path(sys.argv[2])
+record = json.loads(golden.read_text())
+slow, fast = Reference(iterations=3000, seeds=2), Reference(iterations=30, seeds=1)
+
+async def until(predicate, what, seconds=120.0):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.1)
+
+async def scenario():
+    queue = Analyses(folder)
+    try:
+        job = queue.request("ann", "g1", 1, slow, record)
+        await until(lambda: queue.jobs[job.key].state is State.RUNNING, "running")
+        await until((folder / f"{cache_name('g1', 1, slow)}.progress").exists, "progress")
+        (pid,) = [p.pid for p in queue._pool._processes.values()]
+        assert os.getpriority(os.PRIO_PROCESS, pid) == 19, "not at nice 19"
+        os.kill(pid, signal.SIGKILL)
+        await until(lambda: queue.jobs[job.key].state is State.FAILED, "failed")
+        assert "failed" in queue.status(queue.jobs[job.key])["error"]
+        assert queue.result("g1", 1, slow) is None, "a half-written result read as done"
+        again = queue.request("ann", "g1", 1, fast, record)  # ann may ask again
+        await until(lambda: queue.jobs[again.key].state is State.DONE, "done", 180)
+        found = queue.status(queue.jobs[again.key])["result"]
+        assert found["seat"] == 1 and found["game"] == "g1" and found["decisions"]
+        print("ok")
+    finally:
+        queue.close()
+
+asyncio.run(scenario())
+"""
+
+
+@pytest.mark.slow  # a real worker process, killed mid-analysis
+def test_a_worker_killed_mid_analysis_fails_that_job_alone_and_the_next_one_runs(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    golden = Path(__file__).parent / "golden" / "default.json"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WORKER, str(tmp_path), str(golden)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+    assert "analysis of g1 seat 1 failed" in done.stderr  # the arena's log says why
