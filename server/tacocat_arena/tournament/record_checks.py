@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from tacocat_arena.engine import (
     ActionError,
@@ -75,7 +75,7 @@ def seat_allowances(record: Mapping[str, Any], allowance: float) -> tuple[float,
     return allowance, allowance
 
 
-def _is_pair_of_ms(value: Any) -> bool:
+def _is_pair_of_ms(value: Any) -> TypeGuard[list[int]]:
     return (
         isinstance(value, list)
         and len(value) == 2
