@@ -50,6 +50,7 @@ class Newcomer(GreedyBot):
 
     def defend(self, view):
         if self.opponent == "alice" and "fixed" not in sys.argv[1:]:
+            print("<img src='http://198.51.100.7/x.png'> is text", file=sys.stderr, flush=True)
             print("IndexError: my defence table is empty", file=sys.stderr, flush=True)
             os._exit(3)
         return super().defend(view)
@@ -177,6 +178,9 @@ def test_a_hosted_crash_shows_its_game_request_and_stderr_to_its_owner_and_repla
         text = shown.inner_text()
         assert "DECISION_KIND_DEFEND" in text and "IndexError: my defence table is empty" in text
         assert "exact" in text and "64 KiB" in text
+        # what a bot prints is text on its page, never markup (no image fetched, no element)
+        assert "<img src='http://198.51.100.7/x.png'> is text" in text
+        assert page.locator("#owner-report img").count() == 0
         browser_page.screenshot(tmp_path / "owner.png", full_page=False)
         if os.environ.get("TACOCAT_SCREENSHOT_DIR"):  # docs/why-lose-owner.png is made so
             shown.evaluate("node => node.scrollIntoView()")
