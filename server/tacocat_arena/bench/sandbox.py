@@ -22,8 +22,11 @@ that tree).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import functools
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -258,6 +261,17 @@ def bench_starts(
     )
 
 
+@functools.cache
+def _bot_folder() -> Path:
+    """The folder a kind without one (the Python example) runs in: one for the whole bench,
+    as a bot's folder is the same at each of its starts (the runner keeps what it works out
+    from it), removed at exit."""
+    folder = Path(tempfile.mkdtemp(prefix="tacocat-bench-bot-"))
+    folder.chmod(0o755)  # a root runner's bot is uid 65534
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 async def _start_once(kind: BotKind, mode: SandboxMode) -> tuple[float, float, float]:
     """One start of ``kind`` in ``mode`` against a referee of its own: (wall, bot CPU, runner
     CPU) in milliseconds."""
@@ -269,8 +283,7 @@ async def _start_once(kind: BotKind, mode: SandboxMode) -> tuple[float, float, f
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-start-") as name:
         folder = Path(name)
         folder.chmod(0o755)  # a root runner's bot is uid 65534: its folder is below this one
-        cwd = kind.folder or folder / "bot"
-        cwd.mkdir(exist_ok=True)
+        cwd = kind.folder or _bot_folder()
         socket = folder / "sockets" / f"{identity}.sock" if mode is SandboxMode.BWRAP else None
         if socket is not None:
             socket.parent.mkdir(mode=0o700)

@@ -169,8 +169,13 @@ class Child:
 
     def __exit__(self, *exc: object) -> None:
         if self.process is not None:
-            self.process.kill()
-            self.process.communicate()
+            # The end of its requests ends it (its exit handlers remove what it made); a
+            # child that does not end soon is killed.
+            try:
+                self.process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.communicate()
         self.errors.close()
 
 

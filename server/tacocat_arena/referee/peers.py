@@ -78,12 +78,11 @@ class PeerCheck:
 
     def _check_unix(self, name: str, root: int) -> str | None:
         own = [path for path, owner in self.sockets.items() if owner == name]
-        # One pass over /proc for every tree this check needs: a pass per connection (each
-        # other bot's tree computed afresh) made one admission cost seconds once 20 bots
-        # were connected, and the referee's loop stood still meanwhile (the Hellos queued
-        # behind it timed out: 'exited with code 0 before connecting').
-        children = _children()
-        trees: dict[str, set[int]] = {name: set(descendants(root, children))}
+        # Each connection's peer is walked up to its owner's process (a few reads of /proc
+        # each), never the whole process table: a table per connection made one admission
+        # cost seconds once 20 bots were connected, and the referee's loop stood still
+        # meanwhile (the Hellos queued behind it timed out: 'exited with code 0 before
+        # connecting'); one table a check was still most of the runner's CPU in a start.
         foreign = 0
         mine = 0
         for path, pid, sock in _unix_connections(set(self.sockets)):
@@ -92,10 +91,7 @@ class PeerCheck:
                 if inode in self._cut:
                     continue
                 owner = self.sockets[path]
-                if owner not in trees:
-                    trees[owner] = set(descendants(self.roots.get(owner, -1), children))
-                tree = trees[owner]
-                if pid in tree:
+                if _descends_from(pid, self.roots.get(owner, -1)):
                     mine += path in own
                     continue
                 if path in own:
@@ -124,6 +120,21 @@ def descendants(root: int, children: dict[int, list[int]] | None = None) -> list
         found.append(pid)
         todo.extend(children.get(pid, ()))
     return found
+
+
+def _descends_from(pid: int, root: int) -> bool:
+    """Whether ``pid`` is ``root`` or one of its descendants, from ``pid``'s parents (as
+    ``descendants(root)`` would say, reading only the chain above ``pid``)."""
+    seen: set[int] = set()
+    while pid > 0 and pid not in seen:
+        if pid == root:
+            return True
+        seen.add(pid)
+        parent = _parent(pid)
+        if parent is None:
+            return False
+        pid = parent
+    return False
 
 
 def _children() -> dict[int, list[int]]:
