@@ -113,3 +113,22 @@ def test_finals_options_are_refused_outside_finals_before_any_bot_starts(tmp_pat
     workers = run_cli(config, "--format", "finals", "--workers", "2", cwd=tmp_path)
     assert workers.returncode != 0 and "drop --workers" in workers.stderr
     assert not (tmp_path / "tacocat-results").exists()
+
+
+def test_a_two_bot_finals_and_knockout_play_past_their_first_stage(tmp_path: Path) -> None:
+    """A two-bot event whose plan grows (finals' next stage, a level knockout match's extra
+    pairs) is no fixed match: no match monitor counts it (it refused every game outside the
+    first stage's plan: ValueError 'not in the plan of this match')."""
+    bots = ("--bot", "a=builtin:random?seed=1", "--bot", "b=builtin:random?seed=2")
+    finals = run_cli(
+        "--format", "finals", "--until-stable", "--games", "2", "--max-stages", "3",
+        *bots, "--out", tmp_path / "finals", "--sandbox", "none", cwd=tmp_path,
+    )  # fmt: skip
+    assert finals.returncode == 0, finals.stdout + finals.stderr
+    stages = json.loads((tmp_path / "finals" / "results.json").read_text())["finals"]["stages"]
+    assert len(stages) == 3  # one pair a stage: 4 pairs (to decide) not before stage 4
+    knockout = run_cli(
+        "--format", "knockout", "--games", "2", *bots, "--out", tmp_path / "knockout",
+        "--sandbox", "none", cwd=tmp_path,
+    )  # fmt: skip
+    assert knockout.returncode == 0, knockout.stdout + knockout.stderr

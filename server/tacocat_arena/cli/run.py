@@ -289,7 +289,15 @@ def sprt_estimate(test: Sprt, cap_games: int) -> str:
 def _match_monitor(
     config: TournamentConfig, store: TournamentStore, sprt: Sprt | None
 ) -> MatchMonitor | None:
-    """A monitor of a two-bot match (None for more bots), fed the games already saved."""
+    """A monitor of a two-bot match (None for more bots, or an event whose plan grows stage
+    by stage: the monitor counts pairs in a fixed plan), fed the games already saved."""
+    if config.format in STAGED:
+        if sprt is not None:
+            raise click.ClickException(
+                f"--sprt stops a match of a fixed plan; a {config.format.value} event plans "
+                "its stages as it goes"
+            )
+        return None
     if len(config.bots) != 2:
         if sprt is not None:
             raise click.ClickException("--sprt compares two bots; this tournament has more")
