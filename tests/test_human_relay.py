@@ -38,7 +38,8 @@ def _relay_at(kind: DecisionKind) -> tuple[Relay, Game]:
     game = _game_at(kind)
     relay = Relay("human", "bot")
     relay.on_game_start("g1", 0, 120_000)
-    relay.on_request("g1", 5, build_view(game, 0), 120_000, 0)
+    for _ in range(5):  # the page's number of the open request is then 5 (the referee's: 9)
+        relay.on_request("g1", 9, build_view(game, 0), 120_000, 0)
     return relay, game
 
 
@@ -62,7 +63,7 @@ def test_a_legal_answer_is_queued_once_and_a_replay_or_a_stale_id_is_refused() -
         hand = game.hands[0]
         action = relay.answer(5, {"kind": "attack", "cards": [hand[0]]})
         assert action == Attack((hand[0],))
-        assert relay.answers.get_nowait() == ("g1", 5, action)
+        assert relay.answers.get_nowait() == ("g1", 9, action)
         with pytest.raises(Refusal, match="already answered"):
             relay.answer(5, {"kind": "attack", "cards": [hand[0]]})
         with pytest.raises(Refusal, match="not the open one"):
@@ -104,6 +105,24 @@ def test_replace_takes_at_most_the_cap_and_only_cards_in_hand() -> None:
             relay.answer(5, {"kind": "replace", "cards": too_many})
         assert relay.answer(5, {"kind": "replace", "cards": []}) == Replace(())
         assert view.max_replace >= 0
+
+    asyncio.run(run())
+
+
+def test_a_new_games_requests_are_numbered_on_so_an_old_answer_never_fits_them() -> None:
+    async def run() -> None:
+        relay, game = _relay_at(DecisionKind.ATTACK)
+        card = game.hands[0][0]
+        relay.answer(5, {"kind": "attack", "cards": [card]})
+        relay.on_game_start("g2", 1, 120_000)  # the twin game: a new session, request ids anew
+        relay.on_request("g2", 9, build_view(game, 0), 120_000, 0)
+        with pytest.raises(Refusal, match="already answered"):
+            relay.answer(5, {"kind": "attack", "cards": [card]})
+        assert relay.state()["request"]["id"] == 6
+        relay.on_error("g1", 9, "an old game's error")  # of another game: the request stays
+        assert relay.open is not None
+        relay.on_error("g2", 9, "timed out")
+        assert relay.open is None and relay.state()["notice"] == "timed out"
 
     asyncio.run(run())
 

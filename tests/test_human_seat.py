@@ -27,8 +27,8 @@ from tacocat_arena.engine import Game, Ruleset, build_view
 from tacocat_arena.engine.record import action_from_json
 from tacocat_arena.human.local import human_config, play_human
 from tacocat_arena.human.relay import view_json
+from tacocat_arena.report.verify_tables import verify_run_folder
 from tacocat_arena.tournament.config import load_config
-from tacocat_arena.tournament.verify import verify_path
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +62,7 @@ class Match(threading.Thread):
 
         try:
             self.result = asyncio.run(
-                play_human(self.config, pair=False, on_url=on_url, tap=self.tap, linger_s=3.0)
+                play_human(self.config, pair=True, on_url=on_url, tap=self.tap, linger_s=3.0)
             )
         except BaseException as error:  # re-raised by the test
             self.error = error
@@ -70,11 +70,12 @@ class Match(threading.Thread):
 
 
 def _turn(page: Any) -> str:
-    """The turn line once it is the person's turn or the match is over."""
+    """The turn line once it is the person's turn, the twin game's offer or the end."""
     handle = page.wait_for_function(
         """() => {
             const text = document.getElementById('turn').textContent;
-            return /^(Your turn|The match is over)/.test(text) ? text : false;
+            return /^(Your turn|The match is over|The game is over: play the twin)/.test(text)
+              ? text : false;
         }""",
         timeout=120_000,
     )
@@ -146,7 +147,7 @@ def _views_at_own_decisions(record: dict[str, Any], seat: int) -> list[dict[str,
     return views
 
 
-def test_a_person_plays_a_whole_game_by_clicking_and_sees_only_their_own_view(
+def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_view(
     browser: Any, tmp_path: Path
 ) -> None:
     before = descendants()
@@ -168,6 +169,10 @@ def test_a_person_plays_a_whole_game_by_clicking_and_sees_only_their_own_view(
         turn = _turn(page)
         if turn.startswith("The match is over"):
             break
+        if "twin" in turn:
+            page.locator("#twin-yes").click()
+            page.wait_for_function("() => state.twin !== 'offered'")
+            continue
         kind = re.match(r"Your turn: (\w+)", turn)[1]  # type: ignore[index]
         bot_processes |= {p for p in descendants() - before if "chrom" not in describe(p)}
         if kind == "attack" and shots and not (Path(shots) / "human-seat-1280.png").exists():
@@ -189,36 +194,46 @@ def test_a_person_plays_a_whole_game_by_clicking_and_sees_only_their_own_view(
     assert [e for e in watch.console_errors if "409" not in e] == [], watch.problems()
     assert not watch.page_errors and not watch.network_requests, watch.problems()
 
-    (result,) = match.result.results
-    assert result.reason.value in ("goal", "round_cap"), result  # played to its end
-    assert decisions >= 3
+    first, twin = match.result.results  # both played to their end, seats swapped
+    assert {first.reason.value, twin.reason.value} <= {"goal", "round_cap"}, match.result
+    assert first.seats == tuple(reversed(twin.seats)) and first.seed == twin.seed
+    assert match.result.pair_points is not None
+    assert decisions >= 6
     assert [status for status, _ in refused] == [409, 409]
     assert "already answered" in refused[0][1]["error"]
     assert "not the open one" in refused[1][1]["error"]
     assert bot_processes and all(state_of(pid) in ("", "Z") for pid in bot_processes)
 
     out = tmp_path / "out"
-    verification = verify_path(out / "games.jsonl")
+    verification = verify_run_folder(out)  # both games, the plan, the tables
     assert verification.ok, verification
-    record = json.loads((out / "games.jsonl").read_text().splitlines()[0])["record"]
-    seat = record["players"].index("human")
-    assert record["referee"]["seat_decision_ms"][seat] == 90_000
-    assert record["referee"]["seat_decision_ms"][1 - seat] == 5_000
-    sent = b"".join(tap)
-    assert not _leaks(sent, record, seat)
-    # Each attack and defence the page was asked: exactly the seat's own view, no more.
-    asked = {}
-    for state in _states(tap):
-        if state["request"] and state["request"]["kind"] in ("attack", "defend"):
-            asked[state["request"]["id"]] = state["view"]
-    expected = _views_at_own_decisions(record, seat)
-    differ = [
-        (index, key, got[key], want[key])
-        for index, (got, want) in enumerate(zip(asked.values(), expected, strict=False))
-        for key in want
-        if got.get(key) != want[key]
-    ]
-    assert len(asked) == len(expected) and not differ, differ[:3]
+    records = [json.loads(line)["record"] for line in (out / "games.jsonl").read_text().split()]
+    # What each game's states sent, and the rest (the page, its script, the POSTs' answers).
+    by_game: dict[int, list[bytes]] = {1: [], 2: []}
+    other = b""
+    for chunk in tap:
+        if chunk.startswith(b"event: state\ndata: "):
+            by_game[max(1, json.loads(chunk.split(b"data: ", 1)[1])["game"])].append(chunk)
+        else:
+            other += chunk
+    for number, record in enumerate(records, 1):
+        seat = record["players"].index("human")
+        assert record["referee"]["seat_decision_ms"][seat] == 90_000
+        assert record["referee"]["seat_decision_ms"][1 - seat] == 5_000
+        assert not _leaks(b"".join(by_game[number]) + other, record, seat)
+        # Each attack and defence the page was asked: exactly the seat's own view, no more.
+        asked = {}
+        for state in _states(by_game[number]):
+            if state["request"] and state["request"]["kind"] in ("attack", "defend"):
+                asked[state["request"]["id"]] = state["view"]
+        expected = _views_at_own_decisions(record, seat)
+        differ = [
+            (index, key, got[key], want[key])
+            for index, (got, want) in enumerate(zip(asked.values(), expected, strict=False))
+            for key in want
+            if got.get(key) != want[key]
+        ]
+        assert len(asked) == len(expected) and not differ, (number, differ[:3])
 
 
 def test_a_person_who_leaves_loses_by_the_clock_and_the_bot_process_is_stopped(

@@ -102,7 +102,8 @@ class _SeatReader:
         elif case == "decision_request":
             self._request(message.decision_request)
         elif case == "error":
-            self.relay.on_error(message.error.request_id, message.error.message)
+            error = message.error
+            self.relay.on_error(error.game_id, error.request_id, error.message)
         elif case == "game_end":
             self._game_end(message.game_end)
         elif case == "session_end":

@@ -126,8 +126,14 @@ async def play_human(
 async def _twin_wanted(relay: Relay, store: TournamentStore, wait_s: float) -> bool:
     """Whether the person plays the twin game: not after leaving (the first game lost on
     the clock), else as they answer the page's offer within ``wait_s``."""
-    last = store.results()[-1] if store.results() else None
-    if last is not None and last.reason is Termination.FORFEIT_TIMEOUT:
+    results = store.results()
+    last = results[-1] if results else None
+    if (
+        last is not None
+        and last.reason is Termination.FORFEIT_TIMEOUT
+        and last.forfeit_by is not None
+        and last.seats[last.forfeit_by] == relay.name
+    ):
         return False
     return await relay.offer_twin(wait_s)
 

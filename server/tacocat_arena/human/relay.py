@@ -148,9 +148,15 @@ def _cards(values: Any, *, exactly: int | None = None) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Open:
-    """The request the page may answer now: its id (a stale or replayed id is refused), its
-    view, and when its clock runs out (``time.time()`` seconds; None: no clock)."""
+    """The request the page may answer now: the page's number for it (``ask``: a stale or
+    replayed number is refused), the referee's game and request id, its view, and when its
+    clock runs out (``time.time()`` seconds; None: no clock).
 
+    The page answers by ``ask``, not by the referee's request id: each game of a pair is
+    played in a session of its own, whose request ids start again at 1, so an answer to the
+    first game's request 3 must not pass for one to the twin game's."""
+
+    ask: int
     game_id: str
     request_id: int
     view: SeatView
@@ -174,6 +180,8 @@ class Relay:
         self.seat: int | None = None
         self.allowance_ms = 0
         self.open: Open | None = None
+        #: The page's numbers of requests, one more per request over the whole match.
+        self.asks = 0
         self.answered: set[int] = set()
         #: The page's last view: the open request's, or the last one seen (between
         #: requests, while the bot thinks).
@@ -205,14 +213,16 @@ class Relay:
     ) -> None:
         """A decision the person must answer (the referee's clock already runs)."""
         deadline = time.time() + (time_left_ms + bank_ms) / 1000 if time_left_ms else None
-        self.open = Open(game_id, request_id, view, deadline)
+        self.asks += 1
+        self.open = Open(self.asks, game_id, request_id, view, deadline)
         self.view = view_json(view)
         self.notice = ""
         self._touch()
 
-    def on_error(self, request_id: int, message: str) -> None:
+    def on_error(self, game_id: str, request_id: int, message: str) -> None:
         """The referee refused or timed out a decision of the person's."""
-        if self.open is not None and self.open.request_id == request_id:
+        current = self.open
+        if current is not None and (current.game_id, current.request_id) == (game_id, request_id):
             self.open = None
         self.notice = message
         self._touch()
@@ -233,23 +243,23 @@ class Relay:
         self._touch()
 
     # -- the page's side ---------------------------------------------------------------------
-    def answer(self, request_id: Any, data: Any) -> Action:
-        """Accept the page's answer to request ``request_id``, or raise ``Refusal``."""
-        if not isinstance(request_id, int) or isinstance(request_id, bool):
+    def answer(self, ask: Any, data: Any) -> Action:
+        """Accept the page's answer to its request number ``ask``, or raise ``Refusal``."""
+        if not isinstance(ask, int) or isinstance(ask, bool):
             raise Refusal("the answer names no request")
         current = self.open
-        if request_id in self.answered:
-            raise Refusal(f"request {request_id} was already answered: this is a replay")
-        if current is None or current.request_id != request_id:
+        if ask in self.answered:
+            raise Refusal(f"request {ask} was already answered: this is a replay")
+        if current is None or current.ask != ask:
             raise Refusal(
-                f"request {request_id} is not the open one (it timed out, its game ended or it "
+                f"request {ask} is not the open one (it timed out, its game ended or it "
                 "never was): your answer was not sent"
             )
         action = parse_choice(current.view, data)
-        self.answered.add(request_id)
+        self.answered.add(ask)
         self.open = None
         self.notice = f"you played: {action}"
-        self.answers.put_nowait((current.game_id, request_id, action))
+        self.answers.put_nowait((current.game_id, current.request_id, action))
         self._touch()
         return action
 
@@ -289,7 +299,7 @@ class Relay:
             "request": None
             if current is None
             else {
-                "id": current.request_id,
+                "id": current.ask,
                 "kind": current.view.kind.value if current.view.kind else None,
                 "deadline": current.deadline,
                 "legal": legal_json(current.view),
