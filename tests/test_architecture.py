@@ -35,7 +35,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "arena": frozenset(
         {"engine", "play", "protocol", "referee", "launch", "stats", "tournament", "check"}
     ),
-    "web": frozenset({"engine", "play", "stats", "report", "arena"}),
+    "web": frozenset({"engine", "play", "stats", "report", "arena", "human"}),
     "grade": frozenset(
         {"engine", "play", "referee", "launch", "stats", "tournament", "check", "report"}
     ),

@@ -77,15 +77,10 @@ async def play_human(
     twin_wait_s: float | None = None,
     linger_s: float = LINGER_S,
 ) -> HumanMatch:
-    """Serve the page, play one game (or a duplicate pair, ``pair``), write the result files
-    into ``config.out``; ``on_url`` gets the page's address once it listens.  ``tap``
-    collects every body byte the page sends (tests)."""
+    """Serve the page on 127.0.0.1, play the match (``run_match``); ``on_url`` gets the
+    page's address once it listens.  ``tap`` collects every body byte the page sends
+    (tests)."""
     person, bot = config.bots
-    store = TournamentStore(config.out)
-    store.claim(config.fingerprint(), resume=False)
-    store.on_commit.append(GamesLog(config.out / GAMES_FILE, store).add)
-    publish_commitment(config.out, config, store.deal_secret())
-    plan = tournament_plan(config, store)  # one duplicate pair: the deal, then its twin
     relay = Relay(person.name, bot.name, games=2 if pair else 1)
     key = secrets.token_urlsafe(18)
     app: Any = create_page(relay, key)
@@ -93,6 +88,34 @@ async def play_human(
         app = Tap(app, tap)
     server, port = await serve_page(app)
     on_url(f"http://127.0.0.1:{port}/{key}/")
+    try:
+        return await run_match(
+            config, relay, pair=pair, say=say, twin_wait_s=twin_wait_s, linger_s=linger_s
+        )
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await server.task
+
+
+async def run_match(
+    config: TournamentConfig,
+    relay: Relay,
+    *,
+    pair: bool,
+    say: Callable[[str], None] = lambda text: None,
+    twin_wait_s: float | None = None,
+    linger_s: float = LINGER_S,
+) -> HumanMatch:
+    """Play one game (or a duplicate pair, ``pair``) with the person's seat relayed by
+    ``relay`` (whose page is served by the caller) and write the result files into
+    ``config.out``."""
+    person, bot = config.bots
+    store = TournamentStore(config.out)
+    store.claim(config.fingerprint(), resume=False)
+    store.on_commit.append(GamesLog(config.out / GAMES_FILE, store).add)
+    publish_commitment(config.out, config, store.deal_secret())
+    plan = tournament_plan(config, store)  # one duplicate pair: the deal, then its twin
     token = new_token()
     stopped = ""
     wait = twin_wait_s if twin_wait_s is not None else person.move_timeout_s or 120.0
@@ -104,22 +127,20 @@ async def play_human(
             await _play_game(config, store, planned, person.name, token, relay, say)
         relay.finish()
         await asyncio.sleep(linger_s)  # the page's stream sends the last state and ends
+        played = store.count()
+        if not pair:
+            stopped = "one game of the duplicate pair was asked for"
+        write_outputs(
+            config,
+            store,
+            complete=True,
+            planned=len(plan),
+            stopped=stopped if played < len(plan) else "",
+        )
+        results = tuple(store.results())
     finally:
-        server.should_exit = True
-        with contextlib.suppress(Exception):
-            await server.task
-    played = store.count()
-    if not pair:
-        stopped = "one game of the duplicate pair was asked for"
-    write_outputs(
-        config,
-        store,
-        complete=True,
-        planned=len(plan),
-        stopped=stopped if played < len(plan) else "",
-    )
-    results = tuple(store.results())
-    store.close()
+        relay.finish()
+        store.close()
     return HumanMatch(person.name, bot.name, results, stopped, pair_score(relay.results))
 
 

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableSequence
+from collections.abc import AsyncIterator, Iterator, MutableSequence
 from importlib import resources
 from typing import Any
 
@@ -34,6 +34,9 @@ _STATIC = {
     "": ("human.html", "text/html; charset=utf-8"),
     "human.js": ("human.js", "text/javascript; charset=utf-8"),
     "human.css": ("human.css", "text/css; charset=utf-8"),
+    # The arena's form that challenges a bot (web/human.py).
+    "challenge.html": ("challenge.html", "text/html; charset=utf-8"),
+    "challenge.js": ("challenge.js", "text/javascript; charset=utf-8"),
 }
 _HEADERS = {
     "Cache-Control": "no-store",
@@ -43,81 +46,99 @@ _HEADERS = {
 }
 
 
-def _asset(name: str) -> bytes:
-    return resources.files("tacocat_arena.human").joinpath("static", name).read_bytes()
+_ASSETS: dict[str, bytes] = {}
+
+
+def _load(file: str) -> bytes:
+    """A static file of the package, read once."""
+    data = resources.files("tacocat_arena.human").joinpath("static", file).read_bytes()
+    _ASSETS[file] = data
+    return data
+
+
+def asset_response(name: str) -> Response:
+    """The page (``""``), its script or its style sheet; 404 for any other name."""
+    if name not in _STATIC:
+        return Response("no such page", status_code=404, media_type="text/plain")
+    file, media = _STATIC[name]
+    return Response(_ASSETS.get(file) or _load(file), media_type=media, headers=_HEADERS)
+
+
+def events_response(relay: Relay) -> StreamingResponse:
+    """The relay's states as server-sent events, each change once, until the match ends."""
+
+    async def stream() -> AsyncIterator[str]:
+        yield "retry: 1000\n\n"
+        seen = -1
+        while True:
+            if relay.seq != seen:
+                seen = relay.seq
+                state = relay.state()
+                yield f"event: state\ndata: {json.dumps(state, separators=(',', ':'))}\n\n"
+                if state["finished"]:
+                    return
+            else:
+                yield ": keep-alive\n\n"
+            await relay.wait_change(seen, KEEPALIVE_S)
+
+    return StreamingResponse(
+        stream(), media_type="text/event-stream", headers={**_HEADERS, "X-Accel-Buffering": "no"}
+    )
+
+
+async def action_response(relay: Relay, request: Request) -> JSONResponse:
+    """The page's answer to its open request: 200 with what was played, or 409 saying why not
+    (``Relay.answer``); 400/413 for a body that is no small JSON object."""
+    body = await _json_body(request)
+    if isinstance(body, JSONResponse):
+        return body
+    try:
+        played = relay.answer(body.get("request_id"), body.get("action"))
+    except Refusal as refusal:
+        return JSONResponse({"error": str(refusal)}, status_code=409, headers=_HEADERS)
+    return JSONResponse({"played": str(played)}, headers=_HEADERS)
+
+
+async def twin_response(relay: Relay, request: Request) -> JSONResponse:
+    """The person's answer to the twin game's offer."""
+    body = await _json_body(request)
+    if isinstance(body, JSONResponse):
+        return body
+    try:
+        relay.choose_twin(body.get("accept"))
+    except Refusal as refusal:
+        return JSONResponse({"error": str(refusal)}, status_code=409, headers=_HEADERS)
+    return JSONResponse({"ok": True}, headers=_HEADERS)
 
 
 def create_page(relay: Relay, key: str) -> Starlette:
-    """The page app of ``relay``'s seat, every route under ``/key/``."""
-    assets = {path: (_asset(file), media) for path, (file, media) in _STATIC.items()}
+    """The page app of ``relay``'s seat, every route under ``/key/`` (``play human``'s; the
+    arena serves the same handlers under ``/human/KEY/``, ``web/human.py``)."""
 
-    async def static(request: Request) -> Response:
-        body, media = assets[request.path_params.get("asset", "")]
-        return Response(body, media_type=media, headers=_HEADERS)
+    async def page(request: Request) -> Response:
+        return asset_response("")
+
+    async def asset(request: Request) -> Response:
+        return asset_response(request.path_params["asset"])
 
     async def events(request: Request) -> StreamingResponse:
-        async def stream() -> AsyncIterator[str]:
-            yield "retry: 1000\n\n"
-            seen = -1
-            while True:
-                if relay.seq != seen:
-                    seen = relay.seq
-                    state = relay.state()
-                    yield f"event: state\ndata: {json.dumps(state, separators=(',', ':'))}\n\n"
-                    if state["finished"]:
-                        return
-                else:
-                    yield ": keep-alive\n\n"
-                await relay.wait_change(seen, KEEPALIVE_S)
-
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={**_HEADERS, "X-Accel-Buffering": "no"},
-        )
+        return events_response(relay)
 
     async def action(request: Request) -> JSONResponse:
-        body = await _json_body(request)
-        if isinstance(body, JSONResponse):
-            return body
-        try:
-            played = relay.answer(body.get("request_id"), body.get("action"))
-        except Refusal as refusal:
-            return JSONResponse({"error": str(refusal)}, status_code=409, headers=_HEADERS)
-        return JSONResponse({"played": str(played)}, headers=_HEADERS)
+        return await action_response(relay, request)
 
     async def twin(request: Request) -> JSONResponse:
-        body = await _json_body(request)
-        if isinstance(body, JSONResponse):
-            return body
-        try:
-            relay.choose_twin(body.get("accept"))
-        except Refusal as refusal:
-            return JSONResponse({"error": str(refusal)}, status_code=409, headers=_HEADERS)
-        return JSONResponse({"ok": True}, headers=_HEADERS)
+        return await twin_response(relay, request)
 
-    routes = [
-        Route(f"/{key}/", static),
-        Route(f"/{key}/{{asset:str}}", static_or_missing(static)),
-        Route(f"/{key}/events", events),
-        Route(f"/{key}/action", action, methods=["POST"]),
-        Route(f"/{key}/twin", twin, methods=["POST"]),
-    ]
-    # The specific routes first: ``{asset}`` would match "events" too.
-    return Starlette(routes=[routes[0], *routes[2:], routes[1]])
-
-
-def static_or_missing(
-    static: Callable[[Request], Awaitable[Response]],
-) -> Callable[[Request], Awaitable[Response]]:
-    """The named asset, or 404 for any other name."""
-
-    async def handler(request: Request) -> Response:
-        if request.path_params["asset"] not in _STATIC:
-            return Response("no such page", status_code=404, media_type="text/plain")
-        return await static(request)
-
-    return handler
+    return Starlette(
+        routes=[
+            Route(f"/{key}/", page),
+            Route(f"/{key}/events", events),
+            Route(f"/{key}/action", action, methods=["POST"]),
+            Route(f"/{key}/twin", twin, methods=["POST"]),
+            Route(f"/{key}/{{asset:str}}", asset),  # last: it would match "events" too
+        ]
+    )
 
 
 async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:

@@ -32,6 +32,7 @@ from tacocat_arena.web import (
     desk,
     event_page,
     failures,
+    human,
     organizer,
     pages,
     players,
@@ -54,6 +55,7 @@ def create_app(arena: Arena) -> Starlette:
         *failures.ROUTES,
         *event_page.ROUTES,
         *analyses.ROUTES,
+        *human.ROUTES,  # a person's games (web/human.py)
     ]
     app = Starlette(routes=routes, exception_handlers={ArenaError: arena_error})
     app.state.arena = arena
