@@ -117,12 +117,20 @@ def _leaks(sent: bytes, record: dict[str, Any], seat: int) -> list[str]:
     for key in (b'"hands"', b'"draw_pile"'):
         if key in sent:
             found.append(f"the key {key.decode()}")
+    # An opponent that replaced its whole dealt hand showed it face up: public, not a leak.
+    shown = {
+        (e["round"], tuple(e["discarded"]))
+        for e in record["events"]
+        if e["type"] == "replace" and e["seat"] == 1 - seat
+    }
     for event in record["events"]:
-        if event["type"] != "deal":
+        if event["type"] != "deal" or (event["round"], tuple(event["hands"][1 - seat])) in shown:
             continue
         hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
         if hand in sent:
-            found.append(f"round {event['round']}'s opponent hand {hand.decode()}")
+            at = sent.index(hand)
+            context = sent[max(0, at - 160) : at + 40].decode(errors="replace")
+            found.append(f"round {event['round']}'s opponent hand {hand.decode()} in: {context}")
         pile = event["draw_pile"]
         for start in range(len(pile) - 5):
             window = ",".join(map(str, pile[start : start + 6])).encode()
@@ -216,8 +224,10 @@ def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_vie
             by_game[max(1, json.loads(chunk.split(b"data: ", 1)[1])["game"])].append(chunk)
         else:
             other += chunk
-    for number, record in enumerate(records, 1):
-        seat = record["players"].index("human")
+    for number, chunks in by_game.items():
+        # The game's record is the one where the person sat where that game's states say.
+        (seat,) = {s["seat"] for s in _states(chunks) if s["seat"] is not None}
+        (record,) = [r for r in records if r["players"].index("human") == seat]
         assert record["referee"]["seat_decision_ms"][seat] == 90_000
         assert record["referee"]["seat_decision_ms"][1 - seat] == 5_000
         assert not _leaks(b"".join(by_game[number]) + other, record, seat)
