@@ -195,3 +195,16 @@ def test_verify_re_derives_every_stage_and_catches_a_changed_field(tmp_path) -> 
         forged.append((gid, seats, {**rec, "players": list(seats)}))
     found = s1(forged)
     assert any("a planned game is missing" in text for _, _, text in found)
+
+
+def test_a_prior_events_top_n_enter_the_finals(tmp_path) -> None:
+    from tacocat_arena.tournament.knockout import first_entrants, reseeded
+
+    names = [f"b{i}" for i in range(6)]
+    standings = [{"bot": name} for name in ["b4", "b2", "b0", "b5", "b1", "b3"]]
+    (tmp_path / "results.json").write_text(json.dumps({"swiss": {"standings": standings}}))
+    config = first_entrants(reseeded(_config(names), tmp_path), 3)
+    assert [bot.name for bot in config.bots] == ["b4", "b2", "b0"]
+    assert config.finals.top == 3 and config.fingerprint() != _config(names).fingerprint()
+    with pytest.raises(ConfigError, match="--entrants 7: an event of 6 bots takes 2 to 6"):
+        first_entrants(_config(names), 7)

@@ -110,6 +110,9 @@ def test_finals_options_are_refused_outside_finals_before_any_bot_starts(tmp_pat
     assert refused.returncode != 0
     assert 'top is set, but format is not "finals"' in refused.stderr
     assert "(from --top)" in refused.stderr
+    too_many = run_cli(config, "--format", "finals", "--entrants", "3", cwd=tmp_path)
+    assert too_many.returncode != 0
+    assert "--entrants 3: an event of 2 bots takes 2 to 2" in too_many.stderr
     workers = run_cli(config, "--format", "finals", "--workers", "2", cwd=tmp_path)
     assert workers.returncode != 0 and "drop --workers" in workers.stderr
     assert not (tmp_path / "tacocat-results").exists()

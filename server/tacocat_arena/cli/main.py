@@ -112,6 +112,13 @@ def main() -> None:
     "not by the config's order.",
 )
 @click.option(
+    "--entrants",
+    type=click.IntRange(min=2),
+    metavar="N",
+    help="Only the first N bots play (after --seeding: a prior event's top N, e.g. a Swiss's "
+    "into a knockout or finals).",
+)
+@click.option(
     "--notify",
     metavar="URL",
     help="POST a JSON summary (event, standings, where the results are) to this http(s) URL "
@@ -161,6 +168,7 @@ def run(
     until_stable: bool,
     max_stages: int | None,
     seeding: Path | None,
+    entrants: int | None,
     notify: str | None,
     report_every: int | None,
     workers: int | None,
@@ -191,6 +199,7 @@ def run(
         workers=workers,
         cluster=cluster,
         seeding=seeding,
+        entrants=entrants,
         notify=notify,
         overrides={
             "games_per_pairing": games,
@@ -497,7 +506,12 @@ def analyze(
 
     with game_file(file, token) as path:
         analyze_command(
-            path, game_id, seat=seat, reference=reference, as_json=as_json, html_out=html_out,
+            path,
+            game_id,
+            seat=seat,
+            reference=reference,
+            as_json=as_json,
+            html_out=html_out,
             hindsight=hindsight,
         )
 

@@ -70,7 +70,7 @@ from tacocat_arena.tournament.executors import (
 )
 from tacocat_arena.tournament.finals import finals_lines, finals_words
 from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
-from tacocat_arena.tournament.knockout import bracket_lines, reseeded
+from tacocat_arena.tournament.knockout import bracket_lines, first_entrants, reseeded
 from tacocat_arena.tournament.notify import check_url, post
 from tacocat_arena.tournament.notify import summary as notify_summary
 from tacocat_arena.tournament.runner import (
@@ -108,6 +108,7 @@ def run_command(
     cluster: str | None = None,
     seeding: Path | None = None,
     notify: str | None = None,
+    entrants: int | None = None,
 ) -> None:
     """``tacocat-arena run`` (and ``play``): load, play, write, show.
 
@@ -117,7 +118,8 @@ def run_command(
     (``live.EXIT_CODES``); ``report_every`` prints the standings every so many games (None:
     ``live.default_report_every``, 0: never).  ``workers`` or ``cluster`` play the games
     elsewhere (``tournament.executors``).  ``seeding`` is a prior event's folder whose
-    standings order the bots (``knockout.reseeded``).  ``notify`` is an http(s) URL that
+    standings order the bots (``knockout.reseeded``), and ``entrants`` keeps the first
+    so many of them (``knockout.first_entrants``).  ``notify`` is an http(s) URL that
     gets the event's summary once it has run (``tournament.notify``).
     """
     console = output_console()
@@ -131,6 +133,8 @@ def run_command(
         config = load_config(config_file, overrides, bots)
         if seeding is not None:
             config = reseeded(config, seeding)
+        if entrants is not None:
+            config = first_entrants(config, entrants)
         if notify is not None:
             check_url(notify)
     except ConfigError as error:

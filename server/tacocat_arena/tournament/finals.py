@@ -336,16 +336,16 @@ def finals_ending(state: FinalsState) -> str:
     """How the event ended, in a sentence (the tables and reports use it)."""
     settings = state.settings
     top = state.order[: settings.top]
-    stages = len(state.stages)
+    stages = f"{len(state.stages)} stage{'s' * (len(state.stages) != 1)}"
     what = (
         f"the order of the top {settings.top} ({', '.join(top)}): every boundary's LOS >= "
         f"{settings.confidence:g} over >= {MIN_PAIRS} pairs"
     )
     if state.ended is Ended.DECIDED:
-        return f"Decided after {stages} stages: {what}"
+        return f"Decided after {stages}: {what}"
     if state.ended is Ended.FIELD:
         verdict = "decided" if state.decided else "not decided"
-        return f"Ended after {stages} stages, the field cut to its smallest; {what}: {verdict}"
+        return f"Ended after {stages}, the field cut to its smallest; {what}: {verdict}"
     verdict = "decided" if state.decided else "not decided"
     return f"Stopped at the cap of {settings.max_stages} stages; {what}: {verdict}"
 

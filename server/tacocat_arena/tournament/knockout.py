@@ -202,6 +202,18 @@ def reseeded(config: TournamentConfig, folder: Path) -> TournamentConfig:
     return replace(config, bots=tuple(bots))
 
 
+def first_entrants(config: TournamentConfig, count: int) -> TournamentConfig:
+    """``config`` with only its first ``count`` bots (in seeding order: after ``reseeded``,
+    a prior event's top ``count``), so a Swiss's top sixteen, say, play its knockout or
+    finals.  ConfigError unless 2 <= count <= the bots."""
+    if not 2 <= count <= len(config.bots):
+        raise ConfigError(
+            f"--entrants {count}: an event of {len(config.bots)} bots takes 2 to "
+            f"{len(config.bots)} of them"
+        )
+    return replace(config, bots=config.bots[:count])
+
+
 def bracket_lines(state: KnockoutState) -> Sequence[str]:
     """The bracket in words, a line per match, round after round."""
     lines = []
