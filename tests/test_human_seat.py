@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from a11y_support import axe_skip_reason_or_source, serious_violations
 from browser_support import watch_page
 from process_support import descendants, describe, python_command, start_process, state_of
 
@@ -165,7 +166,8 @@ def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_vie
     assert match.listening.wait(120), "the page never listened"
     if match.error is not None:
         raise match.error
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # bypass_csp: the audit injects axe-core as a script, which the page's CSP forbids.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     page = context.new_page()
     watch = watch_page(page)
     page.goto(match.url)
@@ -173,6 +175,10 @@ def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_vie
     decisions = 0
     refused: list[tuple[int, dict[str, Any]]] = []
     shots = os.environ.get("TACOCAT_HUMAN_SCREENSHOTS")
+    reason, source = axe_skip_reason_or_source()
+    axe = source if reason is None else None  # the audit where axe-core can be had
+    audited = False
+    keyboard = None
     while True:
         turn = _turn(page)
         if turn.startswith("The match is over"):
@@ -183,13 +189,29 @@ def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_vie
             continue
         kind = re.match(r"Your turn: (\w+)", turn)[1]  # type: ignore[index]
         bot_processes |= {p for p in descendants() - before if "chrom" not in describe(p)}
-        if kind == "attack" and shots and not (Path(shots) / "human-seat-1280.png").exists():
-            page.screenshot(path=str(Path(shots) / "human-seat-1280.png"), full_page=True)
-            page.set_viewport_size({"width": 375, "height": 800})
-            page.screenshot(path=str(Path(shots) / "human-seat-375.png"), full_page=True)
+        if kind == "attack" and not audited:  # each width: a screenshot, the audit
+            audited = True
+            for width, height in ((1280, 900), (375, 800)):
+                page.set_viewport_size({"width": width, "height": height})
+                if shots:
+                    page.screenshot(
+                        path=str(Path(shots) / f"human-seat-{width}.png"), full_page=True
+                    )
+                if axe is not None:
+                    found = serious_violations(page, axe)
+                    assert not found, f"at {width} px:\n" + "\n".join(found)
             page.set_viewport_size({"width": 1280, "height": 900})
         request_id = page.evaluate("() => state.request.id")
-        _play_one_decision(page, kind)
+        if kind == "duel" and not keyboard:
+            # By keyboard alone: the request put the focus on the hand; the next card, Enter
+            # to choose it, Tab to the Play button, Enter.
+            keyboard = page.evaluate("() => state.view.hand[1]")
+            with page.expect_response(lambda r: r.url.endswith("/action")) as answered:
+                for key in ("ArrowRight", "Enter", "Tab", "Enter"):
+                    page.keyboard.press(key)
+            assert answered.value.json() == {"played": f"duel {keyboard}"}
+        else:
+            _play_one_decision(page, kind)
         decisions += 1
         page.wait_for_function(f"() => !state.request || state.request.id !== {request_id}")
         if decisions == 2:  # the same answer again, then one to a request never open
@@ -206,7 +228,7 @@ def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_vie
     assert {first.reason.value, twin.reason.value} <= {"goal", "round_cap"}, match.result
     assert first.seats == tuple(reversed(twin.seats)) and first.seed == twin.seed
     assert match.result.pair_points is not None
-    assert decisions >= 6
+    assert decisions >= 6 and audited and keyboard is not None
     assert [status for status, _ in refused] == [409, 409]
     assert "already answered" in refused[0][1]["error"]
     assert "not the open one" in refused[1][1]["error"]
