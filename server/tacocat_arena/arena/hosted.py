@@ -25,9 +25,16 @@ The gates run from a queue of their own (``arena.gates``): one version of a play
 a few players at once, the player who used the gates least first.
 
 **Health**: a version whose games end in its own crash, disconnect or illegal action
-``health_streak`` times in a row is ``suspended`` with the reason.  A restarted arena finds
-its active versions in the store and plays on; a version left ``checking`` by a stop is
-checked again.
+``health_streak`` times in a row is ``suspended`` with the reason; a process of it that could
+not start counts as one, for the version its ``BotStartError`` names (by name, whatever the
+message says).  Any other error is the arena's own (a bug, a worker's or the cluster's
+failure): logged with its traceback, it strikes no version.  A restarted arena finds its
+active versions in the store and plays on; a version left ``checking`` by a stop is checked
+again.
+
+The wing changes nothing of ``Arena`` by hand: it reserves and releases pairings, reads the
+free capacity, and plays its games against connected bots through ``Arena.play_pairing`` (a
+version's seat is a process started for the game: ``_seat``), as ``ladder.HostedWing``.
 
 **Stopping a version** (suspended, revoked, replaced; by this process or by a command beside
 it, noticed within ``ladder.PLAYERS_POLL_S``): it gets no new game at once, and its games
