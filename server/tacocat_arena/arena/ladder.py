@@ -24,6 +24,11 @@ by the matchmaker but shown nowhere — no page, JSON, stream, standings row or 
 reads ``results``, ``recent``, ``finished_games`` and ``finished_game``, which leave it out).
 Deals follow ``arena/deals.py``: run's seed scheme with the store's secret.
 
+The hosted wing (``arena.hosted``) is a ``HostedWing`` the arena asks for its processes'
+tokens and its versions (``NoHosting`` where there is none); it changes the arena's counts
+only through ``reserve``/``release`` of a ``Pairing``, and plays its games against connected
+bots through ``play_pairing``, the one routine of a pairing's two games on this referee.
+
 Everything runs on one asyncio loop with the web page; the standings are refitted off the
 loop's hot path (a worker thread, at most every ``refresh_s``) so pages stay fast while games
 finish at full speed.
