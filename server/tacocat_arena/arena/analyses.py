@@ -81,9 +81,14 @@ class Job:
         return self.state in (State.QUEUED, State.RUNNING)
 
 
-def parse_reference(spec: str | None) -> Reference:
-    """A requested reference, refused (400) if it is no reference or costs more than the
-    default's budget per decision."""
+def parse_reference(spec: object) -> Reference:
+    """A requested reference, refused (400) if it is no reference (a stranger's JSON: any
+    type) or costs more than the default's budget per decision."""
+    if spec is not None and not isinstance(spec, str):
+        raise AnalysisRefused(
+            f"a reference is a text such as {str(Reference())!r}, not {type(spec).__name__}",
+            400,
+        )
     try:
         reference = Reference.parse(spec)
     except ReferenceSpecError as error:

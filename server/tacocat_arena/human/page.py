@@ -154,7 +154,7 @@ async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
         chunks.append(chunk)
     try:
         body = json.loads(b"".join(chunks))
-    except ValueError:
+    except (ValueError, RecursionError):  # a few KiB of "[" is past the parser's depth
         return JSONResponse({"error": "the body is not JSON"}, status_code=400)
     if not isinstance(body, dict):
         return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
@@ -178,6 +178,45 @@ class Tap:
         await self.app(scope, receive, tapped)
 
 
+class SameOrigin:
+    """ASGI middleware of the page on loopback: it answers only to its own address as the
+    Host (a DNS-rebound name reaching 127.0.0.1 is refused), and takes a write (any method
+    but GET and HEAD) only from its own origin: a page of another site that POSTs to
+    127.0.0.1 (a form or a fetch needs no preflight for text/plain) cannot answer for the
+    person.  A request with no Origin and no Sec-Fetch-Site is no browser's cross-site
+    request (a script's, which needs the key anyway)."""
+
+    def __init__(self, app: Any, hosts: tuple[str, ...]) -> None:
+        self.app = app
+        self.hosts = frozenset(host.lower() for host in hosts)
+        self.origins = frozenset(f"http://{host}" for host in self.hosts)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            refusal = self.refusal(scope)
+            if refusal:
+                response = JSONResponse({"error": refusal}, status_code=403, headers=_HEADERS)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def refusal(self, scope: Any) -> str:
+        """Why this request is refused ("" if it is not)."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "").lower()
+        if host not in self.hosts:
+            return f"this page answers only to the host {min(self.hosts)}, not {host[:100]!r}"
+        if scope["method"] in ("GET", "HEAD"):
+            return ""
+        origin = headers.get("origin")
+        if origin is not None and origin.lower() not in self.origins:
+            return f"an answer from another origin ({origin[:100]!r}) is refused"
+        site = headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            return f"an answer from another origin (Sec-Fetch-Site: {site[:40]}) is refused"
+        return ""
+
+
 class _EmbeddedServer(uvicorn.Server):
     """uvicorn on a loop it does not own: the command handles SIGINT/SIGTERM itself."""
 
@@ -187,12 +226,13 @@ class _EmbeddedServer(uvicorn.Server):
 
 
 async def serve_page(app: Any, host: str = "127.0.0.1", port: int = 0) -> tuple[Any, int]:
-    """Serve ``app`` on ``host:port`` (0: a free port) on this loop; return the server
+    """Serve ``app`` on ``host:port`` (0: a free port) on this loop, to its own origin only
+    (``SameOrigin``); return the server
     (``should_exit = True`` stops it; await its ``task``) and the port."""
     sock = socket.create_server((host, port), reuse_port=False)
     bound = sock.getsockname()[1]
     config = uvicorn.Config(
-        app,
+        SameOrigin(app, (f"{host}:{bound}", f"localhost:{bound}")),
         log_level="warning",
         lifespan="off",
         access_log=False,

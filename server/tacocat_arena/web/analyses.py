@@ -57,7 +57,7 @@ async def analyses(request: Request) -> Response:
         job = queue.request(name, game_id, seat, reference, record)
     except AnalysisRefused as error:
         return error_answer(str(error), error.status)
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, RecursionError):  # RecursionError: a deep body
         return error_answer(
             'send {"game": "ID", "seat": 0 or 1 (optional), "reference": SPEC (optional)}', 400
         )

@@ -1,0 +1,97 @@
+"""A hostile player against analysis on request (``/api/players/NAME/analyses``) of a real
+``serve``: garbled and oddly typed bodies, another player's token and games, a flood of
+requests.  Each gets a clear 4xx (never a 500), and the arena goes on answering everyone."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import arena_support
+import pytest
+from arena_support import add_players, start_bots, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+def _post(web: str, path: str, token: str | None, body: bytes) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(web + path, body, headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        raw = error.read()
+        try:
+            return error.code, json.loads(raw)
+        except ValueError:
+            return error.code, raw.decode(errors="replace")
+
+
+def _finished(arena: arena_support.ArenaProcess, player: str) -> list[str]:
+    return [
+        g["id"]
+        for g in arena.json("/api/games?limit=200")
+        if not g["live"] and player in g["seats"]
+    ]
+
+
+def test_hostile_analysis_requests_get_a_clear_error_and_harm_no_one(tmp_path: Path) -> None:
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "bob", "carol")
+    arena = arena_support.start_arena(folder, "--move-timeout", "5")
+    bots = start_bots(tokens, arena.address, tmp_path, names=["alice", "bob"], reconnect=False)
+    try:
+        games = wait_until(lambda: _finished(arena, "alice")[:3], 180, "alice's finished games")
+        path = "/api/players/alice/analyses"
+        theirs = json.dumps({"game": games[0]}).encode()
+        # Bodies that are no request: garbled, nested past the parser's depth, oddly typed.
+        for body in (
+            b"\xff\xfe garbage",
+            b"[" * 4000,
+            b'{"game": ' + b"[" * 3000 + b"]" * 1000,
+            b"[1, 2]",
+            json.dumps({"game": games[0], "reference": 5}).encode(),
+            json.dumps({"game": games[0], "reference": ["ismcts"]}).encode(),
+            json.dumps({"game": games[0], "reference": {"iterations": 9}}).encode(),
+            json.dumps({"game": games[0], "seat": [0]}).encode(),
+            json.dumps({"game": games[0], "seat": True}).encode(),
+            json.dumps({"game": games[0], "reference": "ismcts?iterations=1e99"}).encode(),
+            json.dumps({"game": games[0], "reference": "ismcts?uct=nan"}).encode(),
+        ):
+            status, answer = _post(arena.web, path, tokens["alice"], body)
+            assert status == 400, (body[:60], status, answer)
+            assert isinstance(answer, dict) and answer.get("error"), answer
+        assert _post(arena.web, path, tokens["alice"], b"{" + b" " * 10_000)[0] == 413
+        # Another player's token, a game that is not theirs, not finished, or no game at all.
+        assert _post(arena.web, path, None, theirs)[0] == 401
+        assert _post(arena.web, path, tokens["carol"], theirs)[0] == 404
+        assert _post(arena.web, "/api/players/carol/analyses", tokens["carol"], theirs)[0] == 404
+        for game in ("../../players", "L' OR 1=1 --", "x" * 3000, "*", games[0] + "\x00"):
+            status, _ = _post(arena.web, path, tokens["alice"], json.dumps({"game": game}).encode())
+            assert status == 404, (game[:40], status)
+        # A flood of requests for alice's games at once: one analysis queued, the rest 429
+        # (or the same job again), never more than one of hers pending.
+        cheap = "ismcts?iterations=10&seeds=1"
+        bodies = [json.dumps({"game": g, "reference": cheap}).encode() for g in games] * 10
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda b: _post(arena.web, path, tokens["alice"], b), bodies))
+        statuses = {status for status, _ in answers}
+        assert statuses <= {200, 202, 429}, answers
+        accepted = {a["game"] for s, a in answers if s in (200, 202)}
+        assert len(accepted) == 1, answers
+        # Everyone else is still answered: the board, bob's own list.
+        assert arena.status("/api/leaderboard") == 200
+        status, _ = _post(arena.web, "/api/players/bob/analyses", tokens["bob"], b"{}")
+        assert status == 400
+        assert "Traceback" not in arena.output(), arena.output()[-3000:]
+    finally:
+        for bot in bots:
+            bot.kill()
+        arena.stop()

@@ -1,0 +1,42 @@
+"""In process, the refusals the hostile tests (tests/test_hostile_*.py) found missing: a
+reference of any JSON type, a page's write from another origin or to a rebound Host."""
+
+from __future__ import annotations
+
+import pytest
+
+from tacocat_arena.arena.analyses import AnalysisRefused, parse_reference
+from tacocat_arena.human.page import SameOrigin
+
+
+@pytest.mark.parametrize("spec", [5, 1.5, True, ["ismcts"], {"iterations": 9}])
+def test_a_reference_that_is_no_text_is_refused_with_400(spec: object) -> None:
+    with pytest.raises(AnalysisRefused, match="a reference is a text") as refused:
+        parse_reference(spec)
+    assert refused.value.status == 400
+
+
+def _scope(method: str, **headers: str) -> dict[str, object]:
+    pairs = [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()]
+    return {"type": "http", "method": method, "headers": pairs}
+
+
+def test_the_local_page_answers_its_own_host_and_takes_writes_from_its_own_origin() -> None:
+    guard = SameOrigin(None, ("127.0.0.1:8123", "localhost:8123"))
+    own = "http://127.0.0.1:8123"
+    assert guard.refusal(_scope("GET", host="127.0.0.1:8123")) == ""
+    local = _scope("POST", host="LOCALHOST:8123", origin="http://localhost:8123")
+    assert guard.refusal(local) == ""
+    assert guard.refusal(_scope("POST", host="127.0.0.1:8123", origin=own)) == ""
+    assert guard.refusal(_scope("POST", host="127.0.0.1:8123", sec_fetch_site="same-origin")) == ""
+    assert guard.refusal(_scope("POST", host="127.0.0.1:8123")) == ""  # no browser's
+    for refused in (
+        _scope("GET", host="evil.example:8123"),
+        _scope("GET"),
+        _scope("POST", host="127.0.0.1:8123", origin="http://evil.example"),
+        _scope("POST", host="127.0.0.1:8123", origin="null"),
+        _scope("POST", host="127.0.0.1:8123", origin="http://127.0.0.1:8124"),
+        _scope("POST", host="127.0.0.1:8123", sec_fetch_site="cross-site"),
+        _scope("POST", host="127.0.0.1:8123", sec_fetch_site="same-site"),
+    ):
+        assert guard.refusal(refused), refused
