@@ -113,6 +113,8 @@ def test_a_player_challenges_a_builtin_and_plays_an_unrated_game_to_its_end(
         assert game["opponent"] == "random" and game["result"] in ("win", "loss", "draw")
         assert game["reason"] in ("goal", "round_cap"), game
         assert arena.json("/api/human/games?player=bob")["games"] == []
+        assert b"Played by hand" in arena.get("/players/alice")  # in the player's history
+        assert b"Played by hand" not in arena.get("/players/bob")
         assert arena.json("/api/games") == []  # nothing of it on the ladder
     finally:
         arena.stop()

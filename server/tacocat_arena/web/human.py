@@ -41,6 +41,15 @@ def challenges_of(request: Request) -> Challenges:
     return found
 
 
+def human_games_of(request: Request, player: str) -> list[dict[str, object]]:
+    """``player``'s games against bots, newest first, for its page: none (and nothing
+    created) where nobody ever played one."""
+    if getattr(request.app.state, "challenges", None) is None:
+        if not (arena_of(request).store.folder / "human" / "games.sqlite").exists():
+            return []
+    return challenges_of(request).history(player)
+
+
 @access(Access.PLAYER)
 async def challenge(request: Request) -> Response:
     """Start the player's game against the bot the body names: 201 with the page's address."""
