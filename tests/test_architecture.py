@@ -30,7 +30,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "launch": frozenset({"referee"}),
     "stats": frozenset({"engine"}),
     "tournament": frozenset({"engine", "protocol", "referee", "launch", "stats"}),
-    "check": frozenset({"engine", "play", "protocol", "launch"}),
+    "check": frozenset({"engine", "play", "protocol", "referee", "launch"}),
     "report": frozenset({"engine", "play", "referee", "stats", "tournament"}),
     "arena": frozenset(
         {"engine", "play", "protocol", "referee", "launch", "stats", "tournament", "check"}

@@ -16,11 +16,11 @@ the ladder and events deal pairings of connected bots independently unless told 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from enum import StrEnum
 
 from tacocat_arena.arena.matchmaking import pair_key
+from tacocat_arena.tournament.derive import Scheme, derive_secret
 from tacocat_arena.tournament.schedule import deal_seed
 
 #: The ``meta`` key of the arena's secret (``storage.stored_secret``).
@@ -79,10 +79,10 @@ def event_deals(stored: str | None) -> Deals:
 
 
 def derived_secret(secret: str, *labels: object) -> str:
-    """A secret for one deal or event: SHA-256 of the arena's secret and ``labels``.  Knowing
-    it tells nothing of the arena's secret, nor of any other derived secret."""
-    key = ":".join(["tacocat-arena-deal", secret, *map(str, labels)])
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    """A secret for one deal or event: SHA-256 of the arena's secret and ``labels``
+    (``derive.Scheme.JOIN``, the scheme every arena so far was dealt with).  Knowing it tells
+    nothing of the arena's secret, nor of any other derived secret."""
+    return derive_secret(Scheme.JOIN, secret, "tacocat-arena-deal", *labels)
 
 
 def pair_secret(secret: str, event: str, pair: int) -> str:

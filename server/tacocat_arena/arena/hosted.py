@@ -75,13 +75,13 @@ from tacocat_arena.arena.submissions import (
     parse_identity,
     version_summary,
 )
+from tacocat_arena.check.gate import gate
 from tacocat_arena.check.link import Look
-from tacocat_arena.check.runner import BotCheckError, check_bot
-from tacocat_arena.check.runner import Status as CheckStatus
+from tacocat_arena.check.runner import BotCheckError
 from tacocat_arena.engine import Termination
 from tacocat_arena.launch import game_output
 from tacocat_arena.launch.bots import BotProcess, BotStartError, Launch, new_token
-from tacocat_arena.launch.build import BuildSettings, build_package
+from tacocat_arena.launch.build import BuildSettings
 from tacocat_arena.launch.package import DEFAULT_CAPS, PackageCaps, PackageError
 from tacocat_arena.launch.sandbox import Limits, SandboxError, SandboxMode, resolve_mode
 from tacocat_arena.launch.scratch import owned_folder
@@ -350,51 +350,22 @@ class Hosting:
         return self._settled(settled)
 
     async def _gate(self, version: Version) -> Version:
-        package = self.submissions.package(version)
-        built = await build_package(package, self.mode, self.settings.build)
-        lines = [f"build: {built.reason}"]
-        if built.log:
-            lines.append(built.log.rstrip())
-        if not built.ok:
-            log_text = "\n".join(lines)
-            return self._settled(
-                self.submissions.settle(
-                    version, Status.REJECTED, built.reason, log_text, public="build failed"
-                )
-            )
-        clock = self.arena.settings.referee.clock
-        report = await check_bot(
-            package.command,
-            name="bot",
+        verdict = await gate(
+            self.submissions.package(version),
+            self.arena.settings.referee.clock,  # as its games' clock: "no limit" stays so
+            self.mode,
+            self.folder / "logs" / f"{version.identity}.check.log",
             identity=version.identity,  # as in its games: nothing tells the gate apart
             look=self._gate_look(version),
-            allowance_ms=clock.decision_ms or 2000,
-            cwd=package.root,
-            log_path=self.folder / "logs" / f"{version.identity}.check.log",
-            sandbox=self.mode,
             limits=self.settings.limits,
-            env=package.env,
+            build=self.settings.build,
         )
-        lines.append(f"check ({self.mode}):")
-        for result in report.results:
-            line = f"  {result.status.value.upper():<8}{result.name}"
-            if result.status is CheckStatus.FAIL:
-                line += f": expected {result.expected}; got {result.got}"
-            elif result.detail:
-                line += f": {result.detail}"
-            lines.append(line)
-        if not report.passed and report.log_tail:
-            lines += ["the bot's last output:", report.log_tail]
-        text = "\n".join(lines)
-        if not report.passed:
-            failed = [r for r in report.results if r.status is CheckStatus.FAIL]
-            first = failed[0] if failed else report.results[-1]
-            public = f"check {first.name!r} failed"
-            reason = f"{public}: expected {first.expected}; got {first.got}"
-            return self._settled(
-                self.submissions.settle(version, Status.REJECTED, reason, text, public=public)
+        if not verdict.passed:
+            settled = self.submissions.settle(
+                version, Status.REJECTED, verdict.reason, verdict.log, public=verdict.public
             )
-        return self._settled(self._passed(version, text))
+            return self._settled(settled)
+        return self._settled(self._passed(version, verdict.log))
 
     def _passed(self, version: Version, log_text: str) -> Version:
         """The gate passed: probation or active (``moderation.passed_gate``), or revoked if

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import enum
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from tacocat_arena.check.scenarios import (
 from tacocat_arena.check.script import CheckFailed
 from tacocat_arena.launch.sandbox import Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
+from tacocat_arena.referee.settings import ClockSettings
 
 #: How long one check may take before it is failed (a whole game is well under a second).
 CHECK_TIMEOUT_S = 120.0
@@ -118,10 +118,10 @@ class BotCheckError(RuntimeError):
 
 
 async def check_bot(
-    command: str,
+    spec: BotSpec,
+    clock: ClockSettings,
     *,
-    name: str | None = None,
-    allowance_ms: int = 2000,
+    tell_name: bool = True,
     connect_timeout_s: float = 20.0,
     log_path: Path | None = None,
     cwd: Path | None = None,
@@ -129,11 +129,13 @@ async def check_bot(
     on_start: Callable[[CheckReport], None] | None = None,
     sandbox: SandboxMode = SandboxMode.NONE,
     limits: Limits | None = None,
-    env: tuple[tuple[str, str], ...] = (),
     identity: str | None = None,
     look: Look = CHECK_LOOK,
 ) -> CheckReport:
-    """Start ``command`` (a command line or ``builtin:NAME``) and run every check on it.
+    """Start ``spec``'s bot (``BotSpec.checked``, or ``BotPackage.spec``) and run every check
+    on it, each decision allowed ``clock.decision_ms`` (0: no limit, as in a game with no
+    clock: the check then waits ``script.NO_LIMIT_WAIT_S`` for an answer and judges no
+    decision's time).
 
     The bot starts as a tournament starts it, by the same launcher (``BotProcess``): its
     folder by ``launch.folder``'s rule (``cwd`` standing for the config's folder), the
@@ -141,10 +143,10 @@ async def check_bot(
     with the referee through a Unix socket (``AUTO`` is resolved here; the report says
     which).  So what passes ``check`` starts in ``run``, and the arena's gate checks a
     submitted version in the sandbox it will play in, under the name (``identity``) and
-    with the labels and clock (``look``) of its games.  Without ``name`` (nor ``identity``)
-    the bot is told no name, and names itself in its Hello (``CheckReport.bot_name``)."""
-    spec = dataclasses.replace(BotSpec.checked(name or "bot", command), env=env)
-    report = CheckReport(command)
+    with the labels and clock (``look``) of its games.  With ``tell_name`` false (``check``
+    without ``--name``) the bot is told no name, and names itself in its Hello
+    (``CheckReport.bot_name``)."""
+    report = CheckReport(spec.command)
 
     def placed(mode: SandboxMode, used: Limits, log: Path) -> None:
         report.sandbox, report.limits, report.log_path = mode, used, str(log)
@@ -167,9 +169,9 @@ async def check_bot(
             on_placed=placed,
             identity=identity,
             look=look,
-            tell_name=name is not None or identity is not None,
+            tell_name=tell_name or identity is not None,
         ) as launched:
-            await _run_checks(launched, allowance_ms, connect_timeout_s, add, report)
+            await _run_checks(launched, clock.decision_ms, connect_timeout_s, add, report)
     except LaunchError as error:
         raise BotCheckError(str(error)) from None
     report.log_tail = launched.final_tail

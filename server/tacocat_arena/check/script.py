@@ -37,6 +37,24 @@ from tacocat_arena.protocol.wire import (
 
 #: How long past a request's allowance the check still waits for its answer.
 GRACE_MS = 500
+#: How long the check waits for an answer when the clock has no limit (a decision allowance
+#: of 0, as ``ClockSettings`` says it): the check's own bound, so that a bot that never
+#: answers fails its check instead of holding the gate; no decision is judged by its time.
+NO_LIMIT_WAIT_S = 30.0
+
+
+def answer_wait_s(allowance_ms: int) -> float:
+    """How long the check waits for one answer: the allowance and the grace, or
+    ``NO_LIMIT_WAIT_S`` under a clock with no limit."""
+    return (allowance_ms + GRACE_MS) / 1000 if allowance_ms else NO_LIMIT_WAIT_S
+
+
+def within(allowance_ms: int) -> str:
+    """The wait of ``answer_wait_s`` in words, for a failure's "expected"."""
+    if allowance_ms:
+        return f"within {allowance_ms} ms"
+    return f"within {NO_LIMIT_WAIT_S:g} s (no limit on the clock; the check's own bound)"
+
 
 #: The opponent's move: its view and, in a simultaneous decision, the bot's answer (which
 #: the check may use; a real referee never would, but the check plays no one's game).
@@ -158,14 +176,14 @@ class ScriptedGame:
             _, request_id, future = prepared
         kind = self.asked[-1]
         try:
-            answer = await self.link.answer(future, (self.allowance_ms + GRACE_MS) / 1000)
+            answer = await self.link.answer(future, answer_wait_s(self.allowance_ms))
         except NoAnswer:
             self.link.close_request(request_id)
             strays = self.link.notes.stray.get(self.game_id, []) + self.link.notes.stray.get("", [])
             got = "no answer" + (f" (it sent: {'; '.join(strays[-3:])})" if strays else "")
             raise CheckFailed(
                 f"an Action for request {request_id} ({kind.value} in game {self.game_id}) "
-                f"within {self.allowance_ms} ms",
+                + within(self.allowance_ms),
                 got,
             ) from None
         if answer.action.HasField("fallback"):

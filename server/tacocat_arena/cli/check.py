@@ -16,6 +16,7 @@ from tacocat_arena.check.runner import (
     check_bot,
 )
 from tacocat_arena.launch.sandbox import SandboxMode, describe_limits
+from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee.settings import ClockSettings
 from tacocat_arena.tournament.config import ConfigError
 
@@ -43,7 +44,8 @@ def check_command(
     sandbox: SandboxMode = SandboxMode.AUTO,
 ) -> None:
     """Run the checks on ``command``; exit 0 only when every check passed (or was skipped)."""
-    allowance_ms = ClockSettings.from_seconds(move_timeout_s).decision_ms
+    clock = ClockSettings.from_seconds(move_timeout_s)
+    allowance = f"{clock.decision_ms} ms" if clock.decision_ms else "no limit"
 
     def started(report: CheckReport) -> None:
         if as_json:
@@ -51,7 +53,7 @@ def check_command(
         for notice in report.notices:
             click.echo(f"warning: {notice}", err=True)
         click.echo(
-            f"checking {command!r} (decision allowance {allowance_ms} ms) in sandbox "
+            f"checking {command!r} (decision allowance {allowance}) in sandbox "
             f"{report.sandbox}, as a tournament runs it; limits: "
             f"{describe_limits(report.limits, report.sandbox)}"
         )
@@ -59,9 +61,9 @@ def check_command(
     try:
         report = asyncio.run(
             check_bot(
-                command,
-                name=name,
-                allowance_ms=allowance_ms,
+                BotSpec.checked(name or "bot", command),
+                clock,
+                tell_name=name is not None,  # without --name, the bot names itself
                 log_path=log,
                 progress=None if as_json else _print,
                 sandbox=sandbox,

@@ -93,7 +93,13 @@ def grade(
     conformance, then one match per baseline tier on duplicate deals (docs/grading.md)."""
     # Imported here, not at the top: `tacocat-arena --help` loads no grader (issue 37).
     from tacocat_arena.cli.run import output_console
-    from tacocat_arena.grade.batch import CLASS_HTML, GRADES_CSV, grade_batch, grade_to_folder
+    from tacocat_arena.grade.batch import (
+        CLASS_HTML,
+        GRADES_CSV,
+        grade_batch,
+        grade_to_folder,
+        student_name,
+    )
     from tacocat_arena.grade.grader import (
         SECRET_FILE,
         STUDENT,
@@ -149,7 +155,7 @@ def grade(
         if target is None:
             raise click.UsageError("give the bot to grade (PACKAGE|COMMAND) or --batch FOLDER")
         loaded = load_rubric(rubric)
-        name = student or _student_name(target)
+        name = student or (student_name(Path(target)) if Path(target).exists() else STUDENT)
         reference = _analysis_reference(analysis_reference)
         notice(
             f"grading {target!r} as {name} by {loaded.name!r} ({loaded.max_points:g} points); "
@@ -210,13 +216,3 @@ def _analysis_reference(spec: str | None) -> Reference:
         return Reference.parse(spec)
     except ReferenceSpecError as error:
         raise click.BadParameter(str(error), param_hint="--analysis-reference") from None
-
-
-def _student_name(target: str) -> str:
-    path = Path(target)
-    if path.exists():
-        name = path.name
-        for suffix in (".tar.gz", ".tgz", ".zip", ".tar"):
-            name = name.removesuffix(suffix)
-        return name or "student"
-    return "student"

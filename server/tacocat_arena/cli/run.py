@@ -11,7 +11,7 @@ import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -37,21 +37,26 @@ from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
 from tacocat_arena.referee.stopping import Stopped, run_until_signalled
 from tacocat_arena.report import render_replay
-from tacocat_arena.report.outputs import OUTPUT_FILES, compute_tables, write_outputs
+from tacocat_arena.report.outputs import (
+    OUTPUT_FILES,
+    Tables,
+    compute_tables,
+    finish_event,
+    write_outputs,
+)
 from tacocat_arena.report.tables import (
     render_crosstable,
     render_standings,
     render_swiss_standings,
 )
 from tacocat_arena.report.verify_tables import verify_run_folder
-from tacocat_arena.stats.live import EXIT_CODES, MatchMonitor, default_report_every
+from tacocat_arena.stats.live import EXIT_CODES, default_report_every
 from tacocat_arena.stats.pair_report import render_pairings, sprt_closing
 from tacocat_arena.stats.sprt import Sprt
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.commitments import (
     COMMITMENT_FILE,
     commitment_words,
-    publish_commitment,
 )
 from tacocat_arena.tournament.config import (
     BUILTIN_BOTS,
@@ -69,19 +74,18 @@ from tacocat_arena.tournament.executors import (
     run_on_workers,
 )
 from tacocat_arena.tournament.finals import finals_lines, finals_words
-from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
 from tacocat_arena.tournament.knockout import bracket_lines, first_entrants, reseeded
+from tacocat_arena.tournament.lifecycle import Event, open_event, play_event
 from tacocat_arena.tournament.notify import check_url, post
 from tacocat_arena.tournament.notify import summary as notify_summary
 from tacocat_arena.tournament.runner import (
     TournamentRun,
     preflight_bots,
-    run_tournament,
     sandbox_modes,
 )
-from tacocat_arena.tournament.schedule import games_planned, tournament_plan
-from tacocat_arena.tournament.stages import STAGED, Stage, run_stages
-from tacocat_arena.tournament.storage import DB_NAME, StorageError, TournamentStore
+from tacocat_arena.tournament.schedule import games_planned
+from tacocat_arena.tournament.stages import STAGED, Stage
+from tacocat_arena.tournament.storage import DB_NAME, StorageError
 from tacocat_arena.tournament.verify import (
     GameEntry,
     InputError,
@@ -129,6 +133,59 @@ def run_command(
     if debug:
         overrides = {**overrides, **DEBUG_OVERRIDES}
         quiet = True  # a progress bar would fight the bots' output
+    config = _loaded(
+        config_file, overrides, bots, executor, seeding=seeding, entrants=entrants, notify=notify
+    )
+    moved = ""
+    if overrides.get("out") is None and not resume:
+        config, moved = _fresh_out(config)
+    try:
+        event = open_event(config, resume=resume, sprt=sprt)
+    except (StorageError, OSError, ConfigError) as error:
+        raise click.ClickException(str(error)) from None
+    _announce(console, event, moved)
+    started = time.monotonic()
+    try:
+        outcome = _run_with_progress(event, console, quiet, report_every, executor)
+    except (BotStartError, ListenError, ExecutorError) as error:
+        event.close()
+        raise click.ClickException(str(error)) from None
+    except Stopped as stop:
+        _interrupted(config_file, event, console, stop)
+    tables = finish_event(event, outcome)
+    _show(console, event, tables, outcome, time.monotonic() - started)
+    _after(console, event, tables, notify)
+
+
+def _after(console: Console, event: Event, tables: Tables, notify: str | None) -> None:
+    """Once the files are written: ``--notify``'s POST, then a match's SPRT verdict and its
+    exit code (``live.EXIT_CODES``)."""
+    out = event.config.out
+    if notify is not None:
+        document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        body = notify_summary(document["metadata"], document["standings"], document, out)
+        if post(notify, body, say=console.print):
+            console.print(f"Notified {notify}")
+    state = event.sprt
+    if state is not None:
+        console.print(sprt_closing(state, tables.pairings), soft_wrap=True)
+        if EXIT_CODES[state.decision]:
+            raise SystemExit(EXIT_CODES[state.decision])
+
+
+def _loaded(
+    config_file: Path | None,
+    overrides: Mapping[str, Any],
+    bots: Sequence[str],
+    executor: Executor | None,
+    *,
+    seeding: Path | None,
+    entrants: int | None,
+    notify: str | None,
+) -> TournamentConfig:
+    """The config (reseeded by a prior event's standings, its first ``entrants`` kept), its
+    ``notify`` URL and its bots' commands looked at before anything is written; a Click
+    error saying what is wrong."""
     try:
         config = load_config(config_file, overrides, bots)
         if seeding is not None:
@@ -148,43 +205,28 @@ def run_command(
         preflight_bots(config)
     except (BotStartError, SandboxError) as error:
         raise click.ClickException(str(error)) from None
-    moved = ""
-    if overrides.get("out") is None and not resume:
-        config, moved = _fresh_out(config)
-    try:
-        store = TournamentStore(config.out)
-        store.claim(config.fingerprint(), resume=resume)
-        store.on_commit.append(GamesLog(config.out / GAMES_FILE, store).add)  # pair by pair
-    except (StorageError, OSError) as error:
-        raise click.ClickException(str(error)) from None
+    return config
+
+
+def _announce(console: Console, event: Event, moved: str) -> None:
+    """What is about to be played, its commitment and (a match with --sprt) its test."""
+    config = event.config
     names = ", ".join(b.name for b in config.bots)
     clock = f"{config.move_timeout_s:g} s per move" if config.move_timeout_s else "no clock"
     console.print(
         f"Tournament: {len(config.bots)} bots ({names}), "
-        + (
-            f"a gauntlet of {config.gauntlet_name}, "
-            if config.format is TournamentFormat.GAUNTLET
-            else ""
-        )
-        + (
-            f"a Swiss of {config.swiss_rounds} rounds, "
-            if config.format is TournamentFormat.SWISS
-            else ""
-        )
-        + (
-            f"a knockout (level matches: up to {config.knockout_extra_pairs} more pairs, then "
-            "the higher seed), "
-            if config.format is TournamentFormat.KNOCKOUT
-            else ""
-        )
-        + (finals_words(config) if config.format is TournamentFormat.FINALS else "")
+        + _format_words(config)
         + f"{config.games_per_pairing} games per "
         f"pairing, concurrency {config.concurrency}, {clock}; output in {config.out}{moved}"
-        + ("\nDebug mode: one game at a time, no clock, the bots' output below." if debug else "")
+        + (
+            "\nDebug mode: one game at a time, no clock, the bots' output below."
+            if config.debug
+            else ""
+        )
     )
-    committed = publish_commitment(config.out, config, store.deal_secret())
-    console.print(f"Commitment: {commitment_words(committed)} ({config.out / COMMITMENT_FILE})")
-    monitor = _match_monitor(config, store, sprt)
+    words = commitment_words(event.commitment)
+    console.print(f"Commitment: {words} ({config.out / COMMITMENT_FILE})")
+    monitor = event.monitor
     if monitor is not None and monitor.sprt is not None:
         test = monitor.sprt.sprt
         console.print(
@@ -194,20 +236,29 @@ def run_command(
             f"{config.games_per_pairing} games"
         )
         console.print(sprt_estimate(test, config.games_per_pairing), soft_wrap=True)
-    started = time.monotonic()
-    try:
-        outcome = _run_with_progress(config, store, console, quiet, monitor, report_every, executor)
-    except (BotStartError, ListenError, ExecutorError) as error:
-        store.close()
-        raise click.ClickException(str(error)) from None
-    except Stopped as stop:
-        _interrupted(config_file, config, store, console, stop)
-    elapsed = time.monotonic() - started
-    decided = monitor is not None and monitor.is_decided
-    complete = store.count() == outcome.planned or decided
-    state = monitor.sprt if monitor is not None else None
-    tables = write_outputs(config, store, complete=complete, planned=outcome.planned, sprt=state)
-    store.close()
+
+
+def _format_words(config: TournamentConfig) -> str:
+    """The announcement's words for a format other than the round robin."""
+    if config.format is TournamentFormat.GAUNTLET:
+        return f"a gauntlet of {config.gauntlet_name}, "
+    if config.format is TournamentFormat.SWISS:
+        return f"a Swiss of {config.swiss_rounds} rounds, "
+    if config.format is TournamentFormat.KNOCKOUT:
+        return (
+            f"a knockout (level matches: up to {config.knockout_extra_pairs} more pairs, then "
+            "the higher seed), "
+        )
+    if config.format is TournamentFormat.FINALS:
+        return finals_words(config)
+    return ""
+
+
+def _show(
+    console: Console, event: Event, tables: Tables, outcome: TournamentRun, elapsed: float
+) -> None:
+    """The tables once the event is over, what it played, and where its files are."""
+    config = event.config
     if tables.swiss is not None:
         console.print(render_swiss_standings(tables.swiss.standings))
     if tables.knockout is not None:
@@ -228,26 +279,14 @@ def run_command(
     for line in run_summary(outcome):
         console.print(line)
     console.print(f"Open the report in a browser: {config.out / 'report.html'}")
-    if notify is not None:
-        document = json.loads((config.out / "results.json").read_text(encoding="utf-8"))
-        body = notify_summary(document["metadata"], document["standings"], document, config.out)
-        if post(notify, body, say=console.print):
-            console.print(f"Notified {notify}")
-    if state is not None:
-        console.print(sprt_closing(state, tables.pairings), soft_wrap=True)
-        if EXIT_CODES[state.decision]:
-            raise SystemExit(EXIT_CODES[state.decision])
 
 
 def _interrupted(
-    config_file: Path | None,
-    config: TournamentConfig,
-    store: TournamentStore,
-    console: Console,
-    stop: Stopped,
+    config_file: Path | None, event: Event, console: Console, stop: Stopped
 ) -> NoReturn:
     """After a stop by a signal (every game's task, the bots and the server already ended):
     the partial tables, what is saved, how to resume; exit 128 + the signal's number."""
+    config, store = event.config, event.store
     done = store.count()
     planned = games_planned(config)
     tables = write_outputs(config, store, complete=False, planned=planned)
@@ -288,29 +327,6 @@ def sprt_estimate(test: Sprt, cap_games: int) -> str:
             f"decides one of {test.elo0 + 200:g} Elo in ~{wide:.0f} pairs"
         )
     return line
-
-
-def _match_monitor(
-    config: TournamentConfig, store: TournamentStore, sprt: Sprt | None
-) -> MatchMonitor | None:
-    """A monitor of a two-bot match (None for more bots, or an event whose plan grows stage
-    by stage: the monitor counts pairs in a fixed plan), fed the games already saved."""
-    if config.format in STAGED:
-        if sprt is not None:
-            raise click.ClickException(
-                f"--sprt stops a match of a fixed plan; a {config.format.value} event plans "
-                "its stages as it goes"
-            )
-        return None
-    if len(config.bots) != 2:
-        if sprt is not None:
-            raise click.ClickException("--sprt compares two bots; this tournament has more")
-        return None
-    a, b = (bot.name for bot in config.bots)
-    monitor = MatchMonitor(tournament_plan(config, store), a, b, sprt)
-    for result in store.results():
-        monitor.add(result)
-    return monitor
 
 
 def run_summary(outcome: TournamentRun) -> list[str]:
@@ -369,15 +385,8 @@ def sigterm_as_ctrl_c() -> Iterator[list[int]]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_with_progress(
-    config: TournamentConfig,
-    store: TournamentStore,
-    console: Console,
-    quiet: bool,
-    monitor: MatchMonitor | None = None,
-    report_every: int | None = None,
-    executor: Executor | None = None,
-) -> TournamentRun:
+def _progress(console: Console, quiet: bool, event: Event) -> Progress:
+    """The progress line: a bar with the rate and ETA, or a match's score, Elo and LLR."""
     columns: list[ProgressColumn | str] = [
         TextColumn("[bold]games"),
         BarColumn(),
@@ -387,16 +396,27 @@ def _run_with_progress(
         TextColumn("ETA"),
         TimeRemainingColumn(),
     ]
-    if monitor is not None:  # a match: its score, Elo and LLR matter more than a bar
+    if event.monitor is not None:  # a match: its score, Elo and LLR matter more than a bar
         columns = [TextColumn("[bold]{task.completed} games:"), "{task.fields[match]}"]
-    progress = Progress(*columns, console=console, disable=quiet, transient=False)
+    return Progress(*columns, console=console, disable=quiet, transient=False)
+
+
+def _run_with_progress(
+    event: Event,
+    console: Console,
+    quiet: bool,
+    report_every: int | None = None,
+    executor: Executor | None = None,
+) -> TournamentRun:
+    """Play the event (``play_event``, or on ``executor``'s workers) under a progress line,
+    with the standings every ``report_every`` games."""
+    config, store, monitor = event.config, event.store, event.monitor
+    progress = _progress(console, quiet, event)
     task_id = progress.add_task(
         "games", total=None, rate="", match=monitor.progress_text() if monitor else ""
     )
     started = time.monotonic()
-    first_done = 0
-
-    every = 0
+    first_done = every = 0
 
     def on_start(total: int, done: int) -> None:
         nonlocal first_done, every
@@ -409,59 +429,55 @@ def _run_with_progress(
         progress.update(task_id, completed=done, rate=f"{rate:.1f} games/s")
         if config.debug:
             progress.console.print(f"game {done}/{total}: {describe_result(result)}")
-        if monitor is not None:
-            monitor.add(result)
+        if monitor is not None:  # counted by the event already (Event.watch)
             progress.update(task_id, match=monitor.progress_text())
         if every and not quiet and done % every == 0 and done < total:
             standings = compute_tables(config, store).standings
             progress.console.print(render_standings(standings, title=f"After {done} games"))
 
     if executor is not None:
-        progress.console.print(
-            f"Games run on {executor.description}, in batches of duplicate pairs"
-        )
-        sandbox_modes(config, progress.console.print)  # as each worker starts its bots
-        with progress, sigterm_as_ctrl_c() as terminated:  # no event loop here
-            try:
-                return run_on_workers(
-                    config,
-                    store,
-                    executor,
-                    on_start=on_start,
-                    on_game=on_game,
-                    on_notice=progress.console.print,
-                )
-            except KeyboardInterrupt:
-                raise Stopped(signal.SIGTERM if terminated else signal.SIGINT) from None
-    if config.format in STAGED:
+        return _on_workers(event, executor, progress, on_start, on_game)
 
-        def on_stage(stage: Stage) -> None:
-            progress.console.print("\n".join(stage.lines[:1] if quiet else stage.lines))
+    def on_stage(stage: Stage) -> None:
+        progress.console.print("\n".join(stage.lines[:1] if quiet else stage.lines))
 
-        with progress:
-            return run_until_signalled(
-                run_stages(
-                    config,
-                    store,
-                    on_start=on_start,
-                    on_game=on_game,
-                    on_stage=on_stage,
-                    on_notice=progress.console.print,
-                )
-            )
     with progress:
         return run_until_signalled(
-            run_tournament(
-                config,
-                store,
+            play_event(
+                event,
                 on_start=on_start,
                 on_game=on_game,
-                should_stop=lambda: monitor is not None and monitor.is_decided,
+                on_stage=on_stage,
                 on_notice=progress.console.print,
                 # A sequential test sees pairs end as it goes: phases of a few pairs each.
-                pairs_per_phase=None if monitor is None or monitor.sprt is None else 16,
+                pairs_per_phase=16,
             )
         )
+
+
+def _on_workers(
+    event: Event,
+    executor: Executor,
+    progress: Progress,
+    on_start: Callable[[int, int], None],
+    on_game: Callable[[GameResult, int, int], None],
+) -> TournamentRun:
+    """The event's games on ``executor``, in batches of duplicate pairs (no event loop here:
+    SIGTERM stops them as Ctrl-C does)."""
+    progress.console.print(f"Games run on {executor.description}, in batches of duplicate pairs")
+    sandbox_modes(event.config, progress.console.print)  # as each worker starts its bots
+    with progress, sigterm_as_ctrl_c() as terminated:
+        try:
+            return run_on_workers(
+                event.config,
+                event.store,
+                executor,
+                on_start=on_start,
+                on_game=event.watch(on_game),
+                on_notice=progress.console.print,
+            )
+        except KeyboardInterrupt:
+            raise Stopped(signal.SIGTERM if terminated else signal.SIGINT) from None
 
 
 def _executor(workers: int | None, cluster: str | None, *, debug: bool) -> Executor | None:

@@ -26,8 +26,10 @@ from typing import Any
 
 from tacocat_arena.grade.grader import (
     SECRET_FILE,
+    STUDENT,
     Grade,
     GradeError,
+    ItemKind,
     ItemResult,
     grade_bot,
     read_secret,
@@ -105,6 +107,14 @@ def run_job(job: Job) -> None:
     )
 
 
+def student_name(entry: Path) -> str:
+    """A student's name from their package's folder or archive (``alice.zip`` is ``alice``):
+    the one rule for a batch's entries and ``grade PACKAGE``'s default ``--student``; letters,
+    digits and ``_.+-`` only (it names a folder and a CSV row)."""
+    name = _ARCHIVE.sub("", entry.name) if entry.is_file() else entry.name
+    return _UNSAFE.sub("_", name).strip("._") or STUDENT
+
+
 def submissions(folder: Path) -> list[tuple[str, Path]]:
     """(student, package) for every entry of ``folder``, sorted by student."""
     if not folder.is_dir():
@@ -113,13 +123,9 @@ def submissions(folder: Path) -> list[tuple[str, Path]]:
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
-        if entry.is_dir():
-            name = entry.name
-        elif entry.is_file() and _ARCHIVE.search(entry.name):
-            name = _ARCHIVE.sub("", entry.name)
-        else:
+        if not entry.is_dir() and not (entry.is_file() and _ARCHIVE.search(entry.name)):
             continue
-        student = _UNSAFE.sub("_", name).strip("._") or "student"
+        student = student_name(entry)
         while student in found:
             student += "_"
         found[student] = entry
@@ -197,7 +203,14 @@ async def _run_worker(job: Job, rubric: Rubric, secret: str, limit: float) -> di
     else:
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
         why = f"the grader exited with code {code}: " + " / ".join(tail)
-    failed = ItemResult("conformance", "conformance", 0.0, rubric.conformance_points, False, why)
+    failed = ItemResult(
+        name="conformance",
+        kind=ItemKind.CONFORMANCE,
+        points=0.0,
+        max_points=rubric.conformance_points,
+        passed=False,
+        output=why,
+    )
     grade = Grade(
         student=job.student,
         target=job.target,
@@ -206,6 +219,7 @@ async def _run_worker(job: Job, rubric: Rubric, secret: str, limit: float) -> di
         secret_id=secret_id(secret),
         seconds=0.0,
         started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        load=os.getloadavg(),
         visibility=rubric.visibility,
     )
     return write_grade(out, grade, gradescope=job.gradescope)

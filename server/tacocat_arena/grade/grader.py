@@ -8,14 +8,14 @@ The bot runs as every submission runs (``launch.package``: a folder or an archiv
 
 Fair across students: the bot is always called ``student`` and each tier's opponent by the
 tier's name, and each tier deals from a secret derived from the grading run's secret
-(``GradingSecret``), so every student graded with the same secret meets the same deals in the
-same seats, in the same order (a student stopped early by the SPRT meets a prefix of them).
+(``new_secret``, kept in the output folder's ``secret.txt``; ``tier_secret``), so every student
+graded with the same secret meets the same deals in the same seats, in the same order (a
+student stopped early by the SPRT meets a prefix of them).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import enum
 import os
 import secrets
 import shutil
@@ -24,25 +24,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tacocat_arena.check.runner import BotCheckError, CheckReport, check_bot
-from tacocat_arena.check.runner import Status as CheckStatus
+from tacocat_arena.check.gate import GateResult, gate
 from tacocat_arena.grade.rubric import Method, Rubric, Tier
 from tacocat_arena.launch.bots import BotStartError
-from tacocat_arena.launch.build import BuildSettings, build_package
+from tacocat_arena.launch.build import BuildSettings
 from tacocat_arena.launch.package import BotPackage, PackageError, open_package
 from tacocat_arena.launch.sandbox import SandboxError, SandboxMode, resolve_mode
 from tacocat_arena.launch.spec import BotSpec, ConfigError
 from tacocat_arena.referee import ListenError
-from tacocat_arena.report.outputs import write_outputs
+from tacocat_arena.report.outputs import finish_event
 from tacocat_arena.stats.live import MatchMonitor
 from tacocat_arena.stats.pairs import elo_to_score, estimate, score_to_elo
 from tacocat_arena.stats.sprt import SprtDecision
 from tacocat_arena.stats.tables import GameResult
-from tacocat_arena.tournament.commitments import publish_commitment
 from tacocat_arena.tournament.config import TournamentConfig
-from tacocat_arena.tournament.runner import run_tournament
-from tacocat_arena.tournament.schedule import plan_for
-from tacocat_arena.tournament.storage import StorageError, TournamentStore
+from tacocat_arena.tournament.derive import Scheme, derive_secret
+from tacocat_arena.tournament.lifecycle import open_event, play_event
+from tacocat_arena.tournament.storage import StorageError
 
 #: The name the graded bot plays under in every tier (deal seeds derive from the names).
 STUDENT = "student"
@@ -92,23 +90,39 @@ def write_secret(path: Path, secret: str) -> None:
 
 
 def secret_id(secret: str) -> str:
-    """A short public fingerprint of a secret: two grades with the same id met the same deals."""
-    return hashlib.sha256(f"tacocat-grade-id:{secret}".encode()).hexdigest()[:12]
+    """A short public fingerprint of a secret: two grades with the same id met the same deals
+    (``derive.Scheme.JOIN``, as every grade so far was written with)."""
+    return derive_secret(Scheme.JOIN, secret, "tacocat-grade-id", length=12)
 
 
 def tier_secret(secret: str, slug: str) -> str:
     """The deal secret of the tier ``slug``: a tier's published results.json reveals no
-    other's (and ``verify`` of a grade folder holding the secret re-derives each)."""
-    return hmac.new(secret.encode(), f"tier:{slug}".encode(), hashlib.sha256).hexdigest()[:32]
+    other's (and ``verify`` of a grade folder holding the secret re-derives each;
+    ``derive.Scheme.HMAC``, as every grading root so far was dealt with)."""
+    return derive_secret(Scheme.HMAC, secret, "tier", slug)
 
 
 # -- results --------------------------------------------------------------------------------
+class ItemKind(enum.Enum):
+    """What an item of a grade judges (grade.json's ``kind``, by its value)."""
+
+    CONFORMANCE = "conformance"
+    TIER = "tier"
+    DECISION_TIME = "decision_time"
+    NO_FORFEITS = "no_forfeits"
+
+
+#: The optional items' names, as grades and rubrics' visibilities name them.
+DECISION_TIME_ITEM = "decision time"
+NO_FORFEITS_ITEM = "no forfeits"
+
+
 @dataclass(frozen=True)
 class ItemResult:
     """One line of a grade: points of ``max_points``, and why (``output``)."""
 
     name: str
-    kind: str  # "conformance", "tier", "decision_time" or "no_forfeits"
+    kind: ItemKind
     points: float
     max_points: float
     passed: bool
@@ -135,7 +149,8 @@ class Grade:
     secret_id: str
     seconds: float
     started: str
-    load: tuple[float, float, float] = field(default_factory=lambda: os.getloadavg())
+    #: The machine's load averages as the grade ended (``os.getloadavg()`` where it is built).
+    load: tuple[float, float, float]
     #: Item name -> Gradescope visibility, from the rubric (absent: "visible").
     visibility: Mapping[str, str] = field(default_factory=dict)
 
@@ -169,25 +184,17 @@ async def grade_bot(
         mode = resolve_mode(rubric.sandbox, warn=notice)
     except SandboxError as error:
         raise GradeError(str(error)) from None
-    items: list[ItemResult] = []
-    build = BuildSettings(timeout_s=rubric.build_timeout_s)
-    refused = await _conformance(target, rubric, out, mode, build, notice)
-    package, failure = refused
-    if failure is not None or package is None:
-        items.append(failure or _conformance_item(rubric, False, "not graded"))
-        why = items[0].output.splitlines()[0]
+    package = await _conformance(target, rubric, out, mode, notice)
+    if isinstance(package, str):
+        failure, why = package, package.splitlines()[0]
         notice(f"conformance failed: {why}")
-        items += not_graded(rubric, f"not graded: conformance failed ({why})")
+        items = [
+            _conformance_item(rubric, False, failure),
+            *not_graded(rubric, f"not graded: conformance failed ({why})"),
+        ]
     else:
-        items.append(_conformance_item(rubric, True, "check passed"))
-        results: list[GameResult] = []
-        for tier in rubric.tiers:
-            notice(f"tier {tier.name!r}: against {tier.opponent}, {tier.describe()}")
-            item, played = await _tier(package, tier, rubric, out, secret, mode, notice)
-            items.append(item)
-            results += played
-            notice(f"  {item.output}")
-        items += _after_tiers(rubric, results)
+        items = [_conformance_item(rubric, True, "check passed")]
+        items += await _tiers(package, rubric, out, secret, mode, notice)
     return Grade(
         student=student,
         target=target,
@@ -196,8 +203,24 @@ async def grade_bot(
         secret_id=secret_id(secret),
         seconds=time.monotonic() - started,
         started=started_at,
+        load=os.getloadavg(),
         visibility=rubric.visibility,
     )
+
+
+async def _tiers(
+    package: BotPackage, rubric: Rubric, out: Path, secret: str, mode: SandboxMode, notice: Notice
+) -> list[ItemResult]:
+    """Each tier's item, in order, then the optional items judged over all their games."""
+    items: list[ItemResult] = []
+    results: list[GameResult] = []
+    for tier in rubric.tiers:
+        notice(f"tier {tier.name!r}: against {tier.opponent}, {tier.describe()}")
+        item, played = await _tier(package, tier, rubric, out, secret, mode)
+        items.append(item)
+        results += played
+        notice(f"  {item.output}")
+    return items + _after_tiers(rubric, results)
 
 
 def resolve_target(target: str, into: Path) -> BotPackage:
@@ -212,73 +235,89 @@ def resolve_target(target: str, into: Path) -> BotPackage:
 
 
 async def _conformance(
-    target: str,
-    rubric: Rubric,
-    out: Path,
-    mode: SandboxMode,
-    build: BuildSettings,
-    notice: Notice,
-) -> tuple[BotPackage | None, ItemResult | None]:
-    """The package, built and checked; or the failed conformance item saying why."""
+    target: str, rubric: Rubric, out: Path, mode: SandboxMode, notice: Notice
+) -> BotPackage | str:
+    """The package, built and checked (``check.gate``, as the arena's gate does); or, for
+    the conformance item, why not."""
     try:
         package = resolve_target(target, out / "package")
-        BotSpec.checked(STUDENT, package.command)
+        package.spec(STUDENT)
     except (PackageError, ConfigError, OSError) as error:
-        return None, _conformance_item(rubric, False, f"package refused: {error}")
+        return f"package refused: {error}"
     notice(f"package: {package.command!r} in {package.root}")
-    built = await build_package(package, mode, build)
-    if not built.ok:
-        log = built.log.strip()[-2000:]
-        return None, _conformance_item(
-            rubric, False, built.reason + (f"\nthe build's last output:\n{log}" if log else "")
-        )
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
-    try:
-        report = await check_bot(
-            package.command,
-            name=STUDENT,
-            allowance_ms=round(rubric.move_timeout_s * 1000),
-            cwd=package.root,
-            log_path=logs / "check.log",
-            sandbox=mode,
-            env=package.env,
-        )
-    except (BotCheckError, ConfigError) as error:
-        return None, _conformance_item(rubric, False, f"the bot did not start: {error}")
-    if not report.passed:
-        return None, _conformance_item(rubric, False, _check_failure(report))
-    notice(f"conformance: {len(report.results)} checks passed")
-    return package, None
-
-
-def _check_failure(report: CheckReport) -> str:
-    failed = [r for r in report.results if r.status is CheckStatus.FAIL]
-    first = failed[0] if failed else report.results[-1]
-    text = f"check {first.name!r} failed: expected {first.expected}; got {first.got}"
-    if report.log_tail:
-        text += "\nthe bot's last output:\n" + report.log_tail.strip()[-2000:]
-    return text
+    verdict: GateResult = await gate(
+        package,
+        rubric.clock,
+        mode,
+        logs / "check.log",
+        name=STUDENT,
+        build=BuildSettings(timeout_s=rubric.build_timeout_s),
+    )
+    if not verdict.passed:
+        return verdict.explained()
+    assert verdict.report is not None
+    notice(f"conformance: {len(verdict.report.results)} checks passed")
+    return package
 
 
 def _conformance_item(rubric: Rubric, passed: bool, output: str) -> ItemResult:
     points = rubric.conformance_points
     return ItemResult(
-        "conformance", "conformance", points if passed else 0.0, points, passed, output
+        name="conformance",
+        kind=ItemKind.CONFORMANCE,
+        points=points if passed else 0.0,
+        max_points=points,
+        passed=passed,
+        output=output,
+    )
+
+
+def _failed(
+    name: str, kind: ItemKind, max_points: float, output: str, games: int = 0
+) -> ItemResult:
+    """An item that scores 0, and why."""
+    return ItemResult(
+        name=name,
+        kind=kind,
+        points=0.0,
+        max_points=max_points,
+        passed=False,
+        output=output,
+        games=games,
     )
 
 
 def not_graded(rubric: Rubric, why: str) -> list[ItemResult]:
-    items = [ItemResult(tier.name, "tier", 0.0, tier.points, False, why) for tier in rubric.tiers]
+    """Every item after conformance, scored 0 because ``why``."""
+    items = [_failed(tier.name, ItemKind.TIER, tier.points, why) for tier in rubric.tiers]
     if rubric.decision_time is not None:
-        items.append(
-            ItemResult("decision time", "decision_time", 0.0, rubric.decision_time[0], False, why)
-        )
+        points = rubric.decision_time[0]
+        items.append(_failed(DECISION_TIME_ITEM, ItemKind.DECISION_TIME, points, why))
     if rubric.no_forfeits_points is not None:
-        items.append(
-            ItemResult("no forfeits", "no_forfeits", 0.0, rubric.no_forfeits_points, False, why)
-        )
+        points = rubric.no_forfeits_points
+        items.append(_failed(NO_FORFEITS_ITEM, ItemKind.NO_FORFEITS, points, why))
     return items
+
+
+def _tier_config(
+    package: BotPackage, tier: Tier, rubric: Rubric, out: Path, mode: SandboxMode
+) -> TournamentConfig:
+    """A tier's match as a two-bot tournament: the student (as the gate started it) against
+    the tier's baseline, in the tier's folder."""
+    return TournamentConfig(
+        bots=(package.spec(STUDENT), BotSpec.checked(tier.slug, tier.opponent)),
+        games_per_pairing=tier.games,
+        seed=rubric.seed,
+        concurrency=rubric.concurrency,
+        move_timeout_s=rubric.move_timeout_s,
+        out=out,
+        name=f"{tier.name}",
+        base_dir=package.root,
+        sandbox=mode,
+        max_restarts=1,
+    )
 
 
 async def _tier(
@@ -288,55 +327,27 @@ async def _tier(
     out: Path,
     secret: str,
     mode: SandboxMode,
-    notice: Notice,
 ) -> tuple[ItemResult, list[GameResult]]:
-    """Play one tier's match and judge it."""
+    """Play one tier's match (``tournament.lifecycle``, as ``play --sprt`` does) and judge it."""
     folder = out / TIERS_DIR / tier.slug
     if folder.exists():
         shutil.rmtree(folder)  # a re-grade replays the tier from its first deal
-    config = TournamentConfig(
-        bots=(
-            BotSpec(STUDENT, package.command, dir=package.root, env=package.env),
-            BotSpec(tier.slug, tier.opponent),
-        ),
-        games_per_pairing=tier.games,
-        seed=rubric.seed,
-        concurrency=rubric.concurrency,
-        move_timeout_s=rubric.move_timeout_s,
-        out=folder,
-        name=f"{tier.name}",
-        base_dir=package.root,
-        sandbox=mode,
-        max_restarts=1,
-    )
-    relative = f"{TIERS_DIR}/{tier.slug}"
-    store = TournamentStore(folder)
+    config = _tier_config(package, tier, rubric, folder, mode)
+    sprt = tier.sprt if tier.method is Method.SPRT else None
     try:
-        store.claim(config.fingerprint(), resume=False)
-        store.adopt_secret(tier_secret(secret, tier.slug))
-        plan = plan_for(config, secret=store.deal_secret())
-        publish_commitment(folder, config, store.deal_secret())
-        monitor = MatchMonitor(
-            plan, STUDENT, tier.slug, tier.sprt if tier.method is Method.SPRT else None
-        )
+        event = open_event(config, secret=tier_secret(secret, tier.slug), sprt=sprt)
         try:
-            await run_tournament(
-                config,
-                store,
-                on_game=lambda result, done, total: monitor.add(result),
-                should_stop=lambda: monitor.is_decided,
-                plan=plan,
-                pairs_per_phase=SPRT_PAIRS_PER_PHASE if tier.method is Method.SPRT else None,
-            )
+            outcome = await play_event(event, pairs_per_phase=SPRT_PAIRS_PER_PHASE)
+            results = event.store.results()
+            finish_event(event, outcome)
         except (BotStartError, ListenError, SandboxError) as error:
-            return ItemResult(tier.name, "tier", 0.0, tier.points, False, str(error)), []
-        write_outputs(config, store, complete=True, planned=len(plan), sprt=monitor.sprt)
-        results = store.results()
+            return _failed(tier.name, ItemKind.TIER, tier.points, str(error)), []
+        finally:
+            event.close()
     except (StorageError, OSError) as error:
         raise GradeError(f"tier {tier.name!r}: {error}") from None
-    finally:
-        store.close()
-    return _judge(tier, monitor, results, relative), results
+    assert event.monitor is not None  # a tier is a two-bot match
+    return _judge(tier, event.monitor, results, f"{TIERS_DIR}/{tier.slug}"), results
 
 
 def _judge(tier: Tier, monitor: MatchMonitor, results: list[GameResult], folder: str) -> ItemResult:
@@ -379,12 +390,12 @@ def _judge(tier: Tier, monitor: MatchMonitor, results: list[GameResult], folder:
     output = f"{verdict}: {shown} over {counted} against {tier.opponent}; {how}"
     games = tuple((r.game_id, r.seed, r.score(r.seats.index(STUDENT))) for r in results)
     return ItemResult(
-        tier.name,
-        "tier",
-        tier.points if passed else 0.0,
-        tier.points,
-        passed,
-        output,
+        name=tier.name,
+        kind=ItemKind.TIER,
+        points=tier.points if passed else 0.0,
+        max_points=tier.points,
+        passed=passed,
+        output=output,
         games=monitor.games,
         score=score,
         score_low=low,
@@ -396,57 +407,59 @@ def _judge(tier: Tier, monitor: MatchMonitor, results: list[GameResult], folder:
 
 def _after_tiers(rubric: Rubric, results: list[GameResult]) -> list[ItemResult]:
     """The optional items, judged over every tier's games."""
-    items = []
     seats = [(r, r.seats.index(STUDENT)) for r in results]
+    items = []
     if rubric.decision_time is not None:
-        points, limit = rubric.decision_time
-        decisions = sum(r.decisions[seat] for r, seat in seats)
-        total_ms = sum(r.decision_ms[seat] for r, seat in seats)
-        if decisions == 0:
-            items.append(
-                ItemResult("decision time", "decision_time", 0.0, points, False, "no decision made")
-            )
-        else:
-            mean = total_ms / decisions
-            passed = mean <= limit
-            items.append(
-                ItemResult(
-                    "decision time",
-                    "decision_time",
-                    points if passed else 0.0,
-                    points,
-                    passed,
-                    f"mean {mean:.1f} ms per decision over {decisions} decisions "
-                    f"({'within' if passed else 'over'} the limit of {limit:g} ms)",
-                    games=len(results),
-                )
-            )
+        items.append(_decision_time(*rubric.decision_time, seats))
     if rubric.no_forfeits_points is not None:
-        points = rubric.no_forfeits_points
-        lost = [r for r, seat in seats if r.forfeit_by == seat]
-        errors = sum(r.fallbacks[seat] for r, seat in seats)
-        if not results:
-            passed, output = False, "no game played"
-        elif lost:
-            kinds = sorted({r.reason.value for r in lost})
-            passed = False
-            output = (
-                f"{len(lost)} of {len(results)} games lost by a forfeit ({', '.join(kinds)}); "
-                f"first: {lost[0].game_id}"
-            )
-        else:
-            passed, output = True, f"no forfeit in {len(results)} games"
-        if errors:
-            output += f"; {errors} moves played by default after the bot's code failed"
-        items.append(
-            ItemResult(
-                "no forfeits",
-                "no_forfeits",
-                points if passed else 0.0,
-                points,
-                passed,
-                output,
-                games=len(results),
-            )
-        )
+        items.append(_no_forfeits(rubric.no_forfeits_points, seats))
     return items
+
+
+def _decision_time(points: float, limit: float, seats: list[tuple[GameResult, int]]) -> ItemResult:
+    """The mean time per decision over every game, within ``limit`` ms or not."""
+    decisions = sum(r.decisions[seat] for r, seat in seats)
+    total_ms = sum(r.decision_ms[seat] for r, seat in seats)
+    if decisions == 0:
+        return _failed(DECISION_TIME_ITEM, ItemKind.DECISION_TIME, points, "no decision made")
+    mean = total_ms / decisions
+    passed = mean <= limit
+    return ItemResult(
+        name=DECISION_TIME_ITEM,
+        kind=ItemKind.DECISION_TIME,
+        points=points if passed else 0.0,
+        max_points=points,
+        passed=passed,
+        output=f"mean {mean:.1f} ms per decision over {decisions} decisions "
+        f"({'within' if passed else 'over'} the limit of {limit:g} ms)",
+        games=len(seats),
+    )
+
+
+def _no_forfeits(points: float, seats: list[tuple[GameResult, int]]) -> ItemResult:
+    """No game lost by a forfeit (and how many moves the SDK played after the bot's code
+    failed)."""
+    lost = [r for r, seat in seats if r.forfeit_by == seat]
+    errors = sum(r.fallbacks[seat] for r, seat in seats)
+    if not seats:
+        passed, output = False, "no game played"
+    elif lost:
+        kinds = sorted({r.reason.value for r in lost})
+        passed = False
+        output = (
+            f"{len(lost)} of {len(seats)} games lost by a forfeit ({', '.join(kinds)}); "
+            f"first: {lost[0].game_id}"
+        )
+    else:
+        passed, output = True, f"no forfeit in {len(seats)} games"
+    if errors:
+        output += f"; {errors} moves played by default after the bot's code failed"
+    return ItemResult(
+        name=NO_FORFEITS_ITEM,
+        kind=ItemKind.NO_FORFEITS,
+        points=points if passed else 0.0,
+        max_points=points,
+        passed=passed,
+        output=output,
+        games=len(seats),
+    )

@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.table import Table
 
-from tacocat_arena.grade.grader import Grade, ItemResult
+from tacocat_arena.grade.grader import Grade, ItemKind, ItemResult
 from tacocat_arena.grade.rubric import VISIBILITIES
 from tacocat_arena.report.grading import render_grade_page
 from tacocat_arena.report.writer import REPLAYS, replay_name
@@ -37,7 +37,7 @@ def item_dict(item: ItemResult, visibility: str = "visible") -> dict[str, Any]:
     return {
         "name": item.name,
         "visibility": visibility,
-        "kind": item.kind,
+        "kind": item.kind.value,
         "points": item.points,
         "max_points": item.max_points,
         "passed": item.passed,
@@ -99,7 +99,7 @@ def gradescope_dict(grade: Mapping[str, Any], visibility: str = "visible") -> di
         )
     leaderboard: list[dict[str, Any]] = [{"name": "Points", "value": grade["points"]}]
     for item in grade["items"]:
-        if item["kind"] == "tier" and item["score"] is not None:
+        if item["kind"] == ItemKind.TIER.value and item["score"] is not None:
             leaderboard.append({"name": f"Score: {item['name']}", "value": round(item["score"], 3)})
     return {
         "score": grade["points"],

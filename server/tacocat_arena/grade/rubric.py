@@ -8,7 +8,8 @@ threshold), and the optional ``[decision_time]`` and ``[no_forfeits]`` items.  T
 rubric ships as package data (``data/default_rubric.toml``, docs/grading.md).
 
 The rubric holds no secret: students may read it.  The deals are decided by the grading
-run's secret (``grader.GradingSecret``), which stays in the teacher's output.
+run's secret (``grader.new_secret``, kept in ``secret.txt``), which stays in the teacher's
+output.
 
 Every key is checked when the rubric loads; an unknown key or a bad value is a
 ``RubricError`` naming it (``tiers[2].margin``), so a typo fails before any bot starts.
@@ -16,6 +17,7 @@ Every key is checked when the rubric loads; an unknown key or a bad value is a
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 import re
@@ -28,13 +30,42 @@ from typing import Any
 
 from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builtin
 from tacocat_arena.launch.sandbox import SandboxMode
+from tacocat_arena.referee.settings import ClockSettings
 from tacocat_arena.stats.pairs import score_to_elo
 from tacocat_arena.stats.sprt import Sprt
 
 #: The file of the default rubric in the package's data.
 DEFAULT_RUBRIC = "default_rubric.toml"
 
-_TOP_KEYS = ("name", "move_timeout", "concurrency", "seed", "sandbox", "build_timeout")
+
+@dataclass(frozen=True)
+class _Number:
+    """A number a rubric's table may set: its key, the field of ``Rubric`` or ``Tier`` it
+    fills (whose default is the key's default: written once, on the field) and its range."""
+
+    key: str
+    field: str
+    low: float
+    high: float
+    integer: bool = False
+
+
+#: The top level's numbers.
+_TOP_NUMBERS = (
+    _Number("move_timeout", "move_timeout_s", 0.001, 60.0),
+    _Number("concurrency", "concurrency", 1, 64, integer=True),
+    _Number("seed", "seed", 0, 2**63 - 1, integer=True),
+    _Number("build_timeout", "build_timeout_s", 1.0, 3600.0),
+)
+#: A ``[[tiers]]`` table's numbers for an SPRT tier (``pairs`` is the pairs method's).
+_SPRT_NUMBERS = (
+    _Number("margin", "margin", 1.0, 2000.0),
+    _Number("alpha", "alpha", 1e-6, 0.5),
+    _Number("beta", "beta", 1e-6, 0.5),
+    _Number("max_games", "max_games", 2, 100_000, integer=True),
+)
+_PAIRS = _Number("pairs", "pairs", 1, 10_000, integer=True)
+_TOP_KEYS = ("name", "sandbox", *(number.key for number in _TOP_NUMBERS))
 _SECTIONS = ("conformance", "tiers", "decision_time", "no_forfeits")
 _TIER_KEYS = (
     "name",
@@ -42,11 +73,8 @@ _TIER_KEYS = (
     "points",
     "threshold",
     "method",
-    "margin",
-    "alpha",
-    "beta",
-    "pairs",
-    "max_games",
+    _PAIRS.key,
+    *(number.key for number in _SPRT_NUMBERS),
     "visibility",
 )
 #: Gradescope's visibility values: when a student sees an item's result (its "Autograder
@@ -136,6 +164,12 @@ class Rubric:
     visibility: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def clock(self) -> ClockSettings:
+        """The clock of the check and of every game: ``move_timeout`` (seconds, as a rubric
+        writes it) made the protocol's milliseconds once, here."""
+        return ClockSettings.from_seconds(self.move_timeout_s)
+
+    @property
     def max_points(self) -> float:
         """What a perfect bot scores."""
         total = self.conformance_points + sum(tier.points for tier in self.tiers)
@@ -209,11 +243,8 @@ def parse_rubric(data: Mapping[str, Any]) -> Rubric:
         name=name.strip(),
         conformance_points=_points(conformance, "conformance."),
         tiers=tiers,
-        move_timeout_s=_number(data, "move_timeout", "", low=0.001, high=60.0, default=1.0),
-        concurrency=_integer(data, "concurrency", "", low=1, high=64, default=2),
-        seed=_integer(data, "seed", "", low=0, high=2**63 - 1, default=1),
+        **_numbers(data, _TOP_NUMBERS, Rubric, ""),
         sandbox=sandbox,
-        build_timeout_s=_number(data, "build_timeout", "", low=1.0, high=3600.0, default=300.0),
         decision_time=decision_time,
         no_forfeits_points=None if forfeits is None else _points(forfeits, "no_forfeits."),
         visibility=_visibilities(conformance, tiers_data, tiers, decision, forfeits),
@@ -278,17 +309,16 @@ def _tier(data: Mapping[str, Any], index: int) -> Tier:
     if method is Method.PAIRS:
         if "pairs" not in data:
             raise RubricError(f'{where}pairs: required with method = "pairs" (how many pairs)')
-        for key in ("margin", "alpha", "beta", "max_games"):
-            if key in data:
-                raise RubricError(f'{where}{key}: only for method = "sprt"')
-        pairs = _integer(data, "pairs", where, low=1, high=10_000, default=1)
-        max_games = 2 * pairs
+        for number in _SPRT_NUMBERS:
+            if number.key in data:
+                raise RubricError(f'{where}{number.key}: only for method = "sprt"')
+        pairs = int(_numbers(data, (_PAIRS,), Tier, where)["pairs"])
+        numbers = {"pairs": pairs, "max_games": 2 * pairs}
     else:
         if "pairs" in data:
             raise RubricError(f'{where}pairs: only for method = "pairs" (an SPRT has max_games)')
-        pairs = 0
-        max_games = _integer(data, "max_games", where, low=2, high=100_000, default=40)
-        if max_games % 2:
+        numbers = _numbers(data, _SPRT_NUMBERS, Tier, where)
+        if numbers["max_games"] % 2:
             raise RubricError(f"{where}max_games: must be even (a duplicate pair is 2 games)")
     tier = Tier(
         name=name.strip(),
@@ -296,12 +326,10 @@ def _tier(data: Mapping[str, Any], index: int) -> Tier:
         points=_points(data, where),
         threshold=threshold,
         method=method,
-        margin=_number(data, "margin", where, low=1.0, high=2000.0, default=150.0),
-        alpha=_number(data, "alpha", where, low=1e-6, high=0.5, default=0.05),
-        beta=_number(data, "beta", where, low=1e-6, high=0.5, default=0.05),
-        pairs=pairs,
-        max_games=max_games,
+        **numbers,
     )
+    if len(tier.slug) > 62:  # it names the tier's bot: BotSpec.checked's 62 characters
+        raise RubricError(f"{where}name: at most 62 letters and digits, got {len(tier.slug)}")
     if method is Method.SPRT:
         try:
             tier.sprt  # noqa: B018 -- built once here so a bad test fails at load
@@ -325,6 +353,24 @@ def _table(data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
 
 def _points(data: Mapping[str, Any], where: str) -> float:
     return _number(data, "points", where, low=0.0, high=10_000.0, required=True)
+
+
+def _numbers(
+    data: Mapping[str, Any], numbers: tuple[_Number, ...], cls: type, where: str
+) -> dict[str, Any]:
+    """The fields ``numbers`` fill, from ``data`` or else the field's default on ``cls``."""
+    defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(cls)}
+    found: dict[str, Any] = {}
+    for n in numbers:
+        if n.integer:
+            found[n.field] = _integer(
+                data, n.key, where, low=int(n.low), high=int(n.high), default=defaults[n.field]
+            )
+        else:
+            found[n.field] = _number(
+                data, n.key, where, low=n.low, high=n.high, default=defaults[n.field]
+            )
+    return found
 
 
 def _number(

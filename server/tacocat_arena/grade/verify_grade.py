@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from tacocat_arena.grade.batch import GRADES_CSV
-from tacocat_arena.grade.grader import SECRET_FILE, STUDENT, TIERS_DIR, secret_id, tier_secret
+from tacocat_arena.grade.grader import (
+    SECRET_FILE,
+    STUDENT,
+    TIERS_DIR,
+    ItemKind,
+    secret_id,
+    tier_secret,
+)
 from tacocat_arena.grade.outputs import GRADE_JSON, RESULTS_JSON
 from tacocat_arena.report.verify_tables import verify_run_folder
 from tacocat_arena.stats.tables import GameResult
@@ -83,7 +90,7 @@ def verify_grade(folder: Path, secret_path: Path) -> Verification:
             Problem(where, None, "Q1", f"grade.json's secret_id is not {secret_path.name}'s")
         )
     for item in items:
-        if item.get("kind") != "tier" or not item.get("folder"):
+        if item.get("kind") != ItemKind.TIER.value or not item.get("folder"):
             continue
         tier = folder / str(item["folder"])
         result = verify_run_folder(tier)
@@ -136,68 +143,54 @@ def _tier_item(
     secret: str | None,
 ) -> list[Problem]:
     """Q1 of one tier item against its verified folder."""
-    found: list[Problem] = []
     name = item.get("name")
     try:
         played = [result_of(entry) for entry in result.entries]
     except (ValueError, TypeError):
-        return found  # the tier's own checks name the game
+        return []  # the tier's own checks name the game
+    said: list[str] = []
     expected = [[r.game_id, r.seed, _student_points(r)] for r in played]
     stated = [[g.get("game_id"), g.get("seed"), g.get("points")] for g in item["games_played"]]
     if stated != expected:
-        found.append(
-            Problem(
-                where,
-                None,
-                "Q1",
-                f"tier {name!r}: grade.json's games_played are not the "
-                f"games of {TIERS_DIR}/{tier.name} ({len(stated)} listed, {len(expected)} "
-                "in the folder, or their seeds or points differ)",
-            )  # fmt: skip
+        said.append(
+            f"tier {name!r}: grade.json's games_played are not the "
+            f"games of {TIERS_DIR}/{tier.name} ({len(stated)} listed, {len(expected)} "
+            "in the folder, or their seeds or points differ)"
         )
     try:
         document = json.loads((tier / RESULTS_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return found  # the tier's own check says so
-    sprt = document.get("sprt") if isinstance(document, Mapping) else None
+        return [Problem(where, None, "Q1", text) for text in said]  # the tier's check says so
+    if not isinstance(document, Mapping):
+        document = {}
+    said += _tier_verdict(name, item, document.get("sprt"))
+    metadata = document.get("metadata")
+    published = metadata.get("deal_secret") if isinstance(metadata, Mapping) else None
+    if secret is not None and published is not None and published != tier_secret(secret, tier.name):
+        said.append(f"tier {name!r} was dealt with another secret than the grading run's")
+    return [Problem(where, None, "Q1", text) for text in said]
+
+
+def _tier_verdict(name: Any, item: Mapping[str, Any], sprt: Any) -> list[str]:
+    """A tier item's verdict against its published SPRT, and its points against its verdict."""
+    said = []
     if isinstance(sprt, Mapping):
         # The tier's folder check re-ran the published SPRT over the games (S4): from it,
         # the verdict and the points.
         decision, llr = sprt.get("decision"), sprt.get("llr")
         passed = decision == "H1" or (decision == "none" and isinstance(llr, float) and llr > 0)
         if item.get("passed") is not passed:
-            found.append(
-                Problem(
-                    where,
-                    None,
-                    "Q1",
-                    f"tier {name!r} is marked passed={item.get('passed')}"
-                    f", but its SPRT ({sprt.get('summary')}) says passed={passed}",
-                )  # fmt: skip
+            said.append(
+                f"tier {name!r} is marked passed={item.get('passed')}"
+                f", but its SPRT ({sprt.get('summary')}) says passed={passed}"
             )
     points, most = item.get("points"), item.get("max_points")
     if points != (most if item.get("passed") else 0.0):
-        found.append(
-            Problem(
-                where,
-                None,
-                "Q1",
-                f"tier {name!r} gives {points!r} of {most!r} points, "
-                f"but it {'passed' if item.get('passed') else 'failed'}",
-            )  # fmt: skip
+        said.append(
+            f"tier {name!r} gives {points!r} of {most!r} points, "
+            f"but it {'passed' if item.get('passed') else 'failed'}"
         )
-    metadata = document.get("metadata") if isinstance(document, Mapping) else None
-    published = metadata.get("deal_secret") if isinstance(metadata, Mapping) else None
-    if secret is not None and published is not None and published != tier_secret(secret, tier.name):
-        found.append(
-            Problem(
-                where,
-                None,
-                "Q1",
-                f"tier {name!r} was dealt with another secret than the grading run's",
-            )  # fmt: skip
-        )
-    return found
+    return said
 
 
 def _student_points(result: GameResult) -> float:

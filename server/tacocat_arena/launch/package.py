@@ -49,6 +49,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from tacocat_arena.launch.sandbox import env_refusal
+from tacocat_arena.launch.spec import BotSpec
 
 #: The file every package has at its root.
 MANIFEST = "bot.toml"
@@ -125,6 +126,12 @@ class BotPackage:
     def build_argv(self) -> list[str] | None:
         """The build command as an argument list, or None when there is nothing to build."""
         return None if self.build is None else shlex.split(self.build)
+
+    def spec(self, name: str) -> BotSpec:
+        """The bot to start from this package under ``name``: its command, run from its
+        folder with its variables (the gate, a grade's tiers and the arena's games all start
+        it so; ConfigError for a name or command ``BotSpec.checked`` refuses)."""
+        return BotSpec.checked(name, self.command, dir=self.root, env=self.env)
 
 
 # -- bot.toml -----------------------------------------------------------------------------

@@ -74,13 +74,23 @@ class BotSpec:
         return cls.checked(name.strip(), command.strip(), external_ok=external_ok)
 
     @classmethod
-    def checked(cls, name: str, command: str, *, external_ok: bool = False) -> BotSpec:
-        """A validated spec (an empty command only where bots connect by themselves)."""
+    def checked(
+        cls,
+        name: str,
+        command: str,
+        *,
+        external_ok: bool = False,
+        dir: Path | None = None,
+        env: tuple[tuple[str, str], ...] = (),
+    ) -> BotSpec:
+        """A validated spec (an empty command only where bots connect by themselves): the
+        one way a name and a command become a bot to start (a package's: ``BotPackage.spec``,
+        with its folder and variables)."""
         # 62: a twin instance's identity adds "~B" within the referee's 64 characters.
         if not name or len(name) > 62 or not set(name) <= _NAME_CHARS:
             raise ConfigError(f"bot name {name!r}: use 1-62 letters, digits, '_', '-', '.' or '+'")
         if not command and external_ok:
-            return cls(name, "")
+            return cls(name, "", dir=dir, env=env)
         if not command:
             raise ConfigError(
                 f"bot {name!r}: the command is empty (only `tacocat-arena serve` takes bots "
@@ -95,4 +105,4 @@ class BotSpec:
             shlex.split(command)
         except ValueError as error:
             raise ConfigError(f"bot {name!r}: cannot parse command {command!r}: {error}") from None
-        return cls(name, command)
+        return cls(name, command, dir=dir, env=env)

@@ -38,6 +38,8 @@ from tacocat_arena.tournament.config import TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.finals import FinalsState, finals_state
 from tacocat_arena.tournament.games_log import GAMES_FILE, game_line
 from tacocat_arena.tournament.knockout import KnockoutState, knockout_state
+from tacocat_arena.tournament.lifecycle import Event
+from tacocat_arena.tournament.runner import TournamentRun
 from tacocat_arena.tournament.storage import TournamentStore
 from tacocat_arena.tournament.swiss import SwissTables, swiss_tables
 
@@ -177,6 +179,22 @@ def write_outputs(
         # Rewritten whole at the end; while the tournament runs, GamesLog appends each pair.
         _write_games(out / GAMES_FILE, store)
     return tables
+
+
+def finish_event(event: Event, outcome: TournamentRun) -> Tables:
+    """The last step of an event's life cycle (``tournament.lifecycle``): its result files,
+    complete or partial as ``Event.ending`` says; then its store is closed."""
+    ending = event.ending(outcome)
+    try:
+        return write_outputs(
+            event.config,
+            event.store,
+            complete=ending.complete,
+            planned=ending.planned,
+            sprt=ending.sprt,
+        )
+    finally:
+        event.close()
 
 
 def _write_games(path: Path, store: TournamentStore) -> None:
