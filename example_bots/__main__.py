@@ -6,6 +6,7 @@
 
 import sys
 
+from example_bots.builtin import make_bot
 from tacocat_arena.launch.builtins import BuiltinError, parse_builtin
 from tacocat_bot import run
 
@@ -17,7 +18,7 @@ def main(argv: list[str]) -> None:
         spec = parse_builtin(argv[0])
     except BuiltinError as error:
         sys.exit(str(error))
-    run(spec.make())
+    run(make_bot(spec))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from example_bots.builtin import bot_class, make_bot
 from example_bots.greedy_bot import GreedyBot
 from example_bots.search_bot import SearchBot
 
@@ -15,9 +16,9 @@ from tacocat_arena.tournament.config import BotSpec, ConfigError
 def test_options_are_parsed_typed_and_passed_to_the_bot():
     spec = parse_builtin("builtin:search?budget=30&seed=4")
     assert spec.kwargs == {"budget": 30, "seed": 4}
-    bot = spec.make()
+    bot = make_bot(spec)
     assert isinstance(bot, SearchBot) and bot.budget == 30
-    greedy = parse_builtin("greedy?epsilon=0.25").make(seed=1)
+    greedy = make_bot(parse_builtin("greedy?epsilon=0.25"), seed=1)
     assert isinstance(greedy, GreedyBot) and greedy.epsilon == 0.25
 
 
@@ -58,6 +59,6 @@ def test_bad_specs_are_refused_with_a_message_naming_the_option(text, message):
 
 def test_every_builtin_names_a_real_class_that_takes_its_options():
     for name, builtin in BUILTINS.items():
-        cls = parse_builtin(name).load()
+        cls = bot_class(parse_builtin(name))
         defaults = {key: option.kind(option.low) for key, option in builtin.options.items()}
         assert cls(**defaults) is not None, name

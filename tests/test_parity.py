@@ -20,6 +20,7 @@ from typing import Any
 
 import arena_harness as h  # tests/bots (pytest pythonpath)
 import pytest
+from example_bots.builtin import make_bot
 
 from tacocat_arena.engine import (
     DEFAULT_RULESET,
@@ -158,7 +159,7 @@ def test_the_sdk_view_equals_the_engine_view_at_every_decision(
     random_bot = BuiltinSpec("random").make
     bots = {
         "a": Recorder(random_bot(seed=1), illegal=illegal),
-        "b": Recorder(BuiltinSpec("greedy").make(seed=2)),
+        "b": Recorder(make_bot(BuiltinSpec("greedy"), seed=2)),
     }
     schedule = [(f"p{i}", ("a", "b") if i % 2 == 0 else ("b", "a"), 70 + i) for i in range(6)]
     settings = RefereeSettings(clock=ClockSettings(decision_ms=5000), failure_policy=policy)
@@ -210,10 +211,10 @@ def _discard_two(game: Game, seat: int) -> Any:
 
 
 BUILTIN_BOTS: dict[str, Callable[[int], Bot]] = {
-    "random": lambda seed: BuiltinSpec("random").make(seed=seed),
-    "greedy": lambda seed: BuiltinSpec("greedy", (("epsilon", 0.2),)).make(seed=seed),
-    "search": lambda seed: BuiltinSpec("search", (("budget", 8),)).make(seed=seed),
-    "ismcts": lambda seed: BuiltinSpec("ismcts", (("iterations", 24),)).make(seed=seed),
+    "random": lambda seed: make_bot(BuiltinSpec("random"), seed=seed),
+    "greedy": lambda seed: make_bot(BuiltinSpec("greedy", (("epsilon", 0.2),)), seed=seed),
+    "search": lambda seed: make_bot(BuiltinSpec("search", (("budget", 8),)), seed=seed),
+    "ismcts": lambda seed: make_bot(BuiltinSpec("ismcts", (("iterations", 24),)), seed=seed),
 }
 
 

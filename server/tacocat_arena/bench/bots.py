@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from example_bots.builtin import make_bot
+
 from tacocat_arena.engine import DEFAULT_RULESET
 from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 from tacocat_arena.play.local import play_game
@@ -96,7 +98,7 @@ def bench_bots(
 
 def _pairing(first: BuiltinSpec, second: BuiltinSpec, pairs: int, seed: int) -> Pairing:
     start = time.process_time()
-    a, b = first.make(seed=seed), second.make(seed=seed + 1)
+    a, b = make_bot(first, seed=seed), make_bot(second, seed=seed + 1)
     scores = []
     for deal in range(pairs):
         deal_seed = seed * 1_000_003 + deal

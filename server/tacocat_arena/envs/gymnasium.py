@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import gymnasium
 import numpy as np
+from example_bots.builtin import make_bot
 from gymnasium import spaces
 
 from tacocat_arena.engine import DEFAULT_RULESET, Action, IllegalActionError, Ruleset, SeatView
@@ -61,7 +62,7 @@ class TacocatEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._opponent: Opponent
         if isinstance(opponent, str):
             self._opponent_spec = parse_builtin(opponent)  # BuiltinError names the problem
-            self._opponent = self._opponent_spec.make(seed=0)
+            self._opponent = make_bot(self._opponent_spec, seed=0)
         elif callable(getattr(opponent, "act", None)):
             self._opponent = opponent
         else:
@@ -92,7 +93,7 @@ class TacocatEnv(gymnasium.Env[np.ndarray, np.int64]):
             self.seat = int(rng.integers(2))
         self._steps = StepGame(self.ruleset, int(rng.integers(2**63)))
         if self._opponent_spec is not None:
-            self._opponent = self._opponent_spec.make(seed=int(rng.integers(2**63)))
+            self._opponent = make_bot(self._opponent_spec, seed=int(rng.integers(2**63)))
         self._play_opponent()
         return self._observed()
 

@@ -9,14 +9,12 @@ loads, not when the bot starts.  A built-in with options runs as
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qsl
 
 PREFIX = "builtin:"
@@ -130,16 +128,6 @@ class BuiltinSpec:
         if not self.options:
             return [sys.executable, "-m", self.builtin.module]
         return [sys.executable, "-m", "example_bots", str(self)]
-
-    def load(self) -> Callable[..., Any]:
-        """The bot class (imported now)."""
-        return getattr(importlib.import_module(self.builtin.module), self.builtin.cls)
-
-    def make(self, **defaults: Any) -> Any:
-        """A bot instance: ``defaults`` (e.g. a seed) overridden by the spec's options."""
-        cls = self.load()
-        known = self.builtin.options
-        return cls(**{k: v for k, v in defaults.items() if k in known}, **self.kwargs)
 
 
 def _text(value: int | float) -> str:
