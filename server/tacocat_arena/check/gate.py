@@ -35,23 +35,15 @@ from tacocat_arena.referee.settings import ClockSettings
 OUTPUT_CHARS = 2000
 
 
-class GateStep(enum.Enum):
-    """Where a gate stopped: the step that failed, or ``PASSED`` for a bot that passed all."""
-
-    BUILD = "build"
-    START = "start"
-    CHECK = "check"
-    PASSED = "passed"
-
-
 @dataclass(frozen=True)
 class GateResult:
-    """A gate's verdict: what stopped the bot (``step``), why in one line (``reason``, for its
-    owner), why in words a stranger may read (``public``: no output of the bot's), the gate's
-    whole log (the build, every check's line, the bot's last output) and the last output of
-    the build or the bot that failed (``output``, at most ``OUTPUT_CHARS``)."""
+    """A gate's verdict: what stopped the bot (``step``; None: it passed), why in one line
+    (``reason``, for its owner), why in words a stranger may read (``public``: no output of
+    the bot's), the gate's whole log (the build, every check's line, the bot's last output)
+    and the last output of the build or the bot that failed (``output``, at most
+    ``OUTPUT_CHARS``)."""
 
-    step: GateStep
+    step: GateStep | None
     reason: str
     public: str
     log: str
@@ -60,7 +52,7 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        return self.step is GateStep.PASSED
+        return self.step is None
 
     def explained(self) -> str:
         """The reason and, under it, the output that shows it (a grade's conformance item)."""
@@ -68,6 +60,14 @@ class GateResult:
             return self.reason
         whose = "build" if self.step is GateStep.BUILD else "bot"
         return f"{self.reason}\nthe {whose}'s last output:\n{self.output}"
+
+
+class GateStep(enum.Enum):
+    """The step of a gate that failed."""
+
+    BUILD = "build"
+    START = "start"
+    CHECK = "check"
 
 
 async def gate(
@@ -110,7 +110,7 @@ async def gate(
     lines.append(f"check ({report.sandbox}):")
     lines += [_line(result) for result in report.results]
     if report.passed:
-        return GateResult(GateStep.PASSED, "", "", "\n".join(lines), report=report)
+        return GateResult(None, "", "", "\n".join(lines), report=report)
     if report.log_tail:
         lines += ["the bot's last output:", report.log_tail]
     failed = [r for r in report.results if r.status is Status.FAIL]

@@ -402,11 +402,7 @@ def _progress(console: Console, quiet: bool, event: Event) -> Progress:
 
 
 def _run_with_progress(
-    event: Event,
-    console: Console,
-    quiet: bool,
-    report_every: int | None = None,
-    executor: Executor | None = None,
+    event: Event, console: Console, quiet: bool, report_every: int | None, executor: Executor | None
 ) -> TournamentRun:
     """Play the event (``play_event``, or on ``executor``'s workers) under a progress line,
     with the standings every ``report_every`` games."""

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tacocat_arena.check.gate import GateResult, gate
 from tacocat_arena.grade.rubric import Method, Rubric, Tier
@@ -263,30 +264,27 @@ async def _conformance(
 
 
 def _conformance_item(rubric: Rubric, passed: bool, output: str) -> ItemResult:
-    points = rubric.conformance_points
-    return ItemResult(
-        name="conformance",
-        kind=ItemKind.CONFORMANCE,
-        points=points if passed else 0.0,
-        max_points=points,
-        passed=passed,
-        output=output,
-    )
+    return _item("conformance", ItemKind.CONFORMANCE, rubric.conformance_points, passed, output)
 
 
-def _failed(
-    name: str, kind: ItemKind, max_points: float, output: str, games: int = 0
+def _item(
+    name: str, kind: ItemKind, max_points: float, passed: bool, output: str, **more: Any
 ) -> ItemResult:
-    """An item that scores 0, and why."""
+    """An item worth ``max_points`` if ``passed``, else 0; ``more``: its figures."""
     return ItemResult(
         name=name,
         kind=kind,
-        points=0.0,
+        points=max_points if passed else 0.0,
         max_points=max_points,
-        passed=False,
+        passed=passed,
         output=output,
-        games=games,
+        **more,
     )
+
+
+def _failed(name: str, kind: ItemKind, max_points: float, output: str) -> ItemResult:
+    """An item that scores 0, and why."""
+    return _item(name, kind, max_points, False, output)
 
 
 def not_graded(rubric: Rubric, why: str) -> list[ItemResult]:
@@ -389,13 +387,12 @@ def _judge(tier: Tier, monitor: MatchMonitor, results: list[GameResult], folder:
     counted = f"{monitor.games} games ({pairs} complete duplicate pair{'s' if pairs != 1 else ''})"
     output = f"{verdict}: {shown} over {counted} against {tier.opponent}; {how}"
     games = tuple((r.game_id, r.seed, r.score(r.seats.index(STUDENT))) for r in results)
-    return ItemResult(
-        name=tier.name,
-        kind=ItemKind.TIER,
-        points=tier.points if passed else 0.0,
-        max_points=tier.points,
-        passed=passed,
-        output=output,
+    return _item(
+        tier.name,
+        ItemKind.TIER,
+        tier.points,
+        passed,
+        output,
         games=monitor.games,
         score=score,
         score_low=low,
@@ -424,15 +421,12 @@ def _decision_time(points: float, limit: float, seats: list[tuple[GameResult, in
         return _failed(DECISION_TIME_ITEM, ItemKind.DECISION_TIME, points, "no decision made")
     mean = total_ms / decisions
     passed = mean <= limit
-    return ItemResult(
-        name=DECISION_TIME_ITEM,
-        kind=ItemKind.DECISION_TIME,
-        points=points if passed else 0.0,
-        max_points=points,
-        passed=passed,
-        output=f"mean {mean:.1f} ms per decision over {decisions} decisions "
-        f"({'within' if passed else 'over'} the limit of {limit:g} ms)",
-        games=len(seats),
+    output = (
+        f"mean {mean:.1f} ms per decision over {decisions} decisions "
+        f"({'within' if passed else 'over'} the limit of {limit:g} ms)"
+    )
+    return _item(
+        DECISION_TIME_ITEM, ItemKind.DECISION_TIME, points, passed, output, games=len(seats)
     )
 
 
@@ -454,12 +448,4 @@ def _no_forfeits(points: float, seats: list[tuple[GameResult, int]]) -> ItemResu
         passed, output = True, f"no forfeit in {len(seats)} games"
     if errors:
         output += f"; {errors} moves played by default after the bot's code failed"
-    return ItemResult(
-        name=NO_FORFEITS_ITEM,
-        kind=ItemKind.NO_FORFEITS,
-        points=points if passed else 0.0,
-        max_points=points,
-        passed=passed,
-        output=output,
-        games=len(seats),
-    )
+    return _item(NO_FORFEITS_ITEM, ItemKind.NO_FORFEITS, points, passed, output, games=len(seats))
