@@ -133,3 +133,13 @@ def test_a_bot_that_needs_its_name_told_fails_the_handshake_saying_why() -> None
     code, report = run_check("python tests/check_bots/needs_name_bot.py", "--name", "mine")
     handshake = report["results"][0]
     assert code == 1 and "--name" not in handshake["got"], handshake  # told: no such hint
+
+
+def test_no_limit_on_the_clock_stays_no_limit_in_the_check() -> None:
+    """``--move-timeout 0`` (a game with no clock) is no limit for the check too: no decision
+    is judged by its time (an allowance of 0 failed every decision, and the arena's gate
+    turned it into 2 s)."""
+    code, report = run_check("builtin:random", "--move-timeout", "0")
+    assert code == 0 and report["passed"], report
+    (timing,) = [r for r in report["results"] if r["name"] == "decision-time"]
+    assert timing["status"] == "pass" and timing["detail"].endswith("(no limit)"), timing
