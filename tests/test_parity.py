@@ -12,6 +12,7 @@ cannot know (the SDK's is 0) and no bot needs.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -156,7 +157,7 @@ def _assert_same_views(wire_views: list[SeatView], engine_views: list[SeatView])
 def test_the_sdk_view_equals_the_engine_view_at_every_decision(
     ruleset: Ruleset, policy: FailurePolicy, illegal: float
 ) -> None:
-    random_bot = BuiltinSpec("random").make
+    random_bot = functools.partial(make_bot, BuiltinSpec("random"))
     bots = {
         "a": Recorder(random_bot(seed=1), illegal=illegal),
         "b": Recorder(make_bot(BuiltinSpec("greedy"), seed=2)),
