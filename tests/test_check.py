@@ -3,6 +3,7 @@ names its flaw.  The bots are real processes over loopback gRPC, started as `run
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -10,7 +11,9 @@ import sys
 import pytest
 from check_support import REPO_ROOT, run_check, statuses
 
-from tacocat_arena.check import CHECK_NAMES
+from tacocat_arena.check import CHECK_NAMES, Status, check_bot
+from tacocat_arena.launch.spec import BotSpec
+from tacocat_arena.referee.settings import ClockSettings
 
 pytestmark = [pytest.mark.slow]
 
@@ -136,10 +139,11 @@ def test_a_bot_that_needs_its_name_told_fails_the_handshake_saying_why() -> None
 
 
 def test_no_limit_on_the_clock_stays_no_limit_in_the_check() -> None:
-    """``--move-timeout 0`` (a game with no clock) is no limit for the check too: no decision
-    is judged by its time (an allowance of 0 failed every decision, and the arena's gate
-    turned it into 2 s)."""
-    code, report = run_check("builtin:random", "--move-timeout", "0")
-    assert code == 0 and report["passed"], report
-    (timing,) = [r for r in report["results"] if r["name"] == "decision-time"]
-    assert timing["status"] == "pass" and timing["detail"].endswith("(no limit)"), timing
+    """A clock of no limit (``serve --move-timeout 0``) is no limit for the arena's gate too:
+    no decision is judged by its time (the gate turned it into 2 s; an allowance of 0 would
+    have failed every decision)."""
+    spec = BotSpec.checked("bot", "builtin:random")
+    report = asyncio.run(check_bot(spec, ClockSettings(decision_ms=0)))
+    assert report.passed, report.results
+    (timing,) = [r for r in report.results if r.name == "decision-time"]
+    assert timing.status is Status.PASS and timing.detail.endswith("(no limit)"), timing

@@ -45,7 +45,6 @@ def check_command(
 ) -> None:
     """Run the checks on ``command``; exit 0 only when every check passed (or was skipped)."""
     clock = ClockSettings.from_seconds(move_timeout_s)
-    allowance = f"{clock.decision_ms} ms" if clock.decision_ms else "no limit"
 
     def started(report: CheckReport) -> None:
         if as_json:
@@ -53,7 +52,7 @@ def check_command(
         for notice in report.notices:
             click.echo(f"warning: {notice}", err=True)
         click.echo(
-            f"checking {command!r} (decision allowance {allowance}) in sandbox "
+            f"checking {command!r} (decision allowance {clock.decision_ms} ms) in sandbox "
             f"{report.sandbox}, as a tournament runs it; limits: "
             f"{describe_limits(report.limits, report.sandbox)}"
         )
