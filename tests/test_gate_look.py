@@ -113,7 +113,8 @@ def test_nothing_a_bot_reads_tells_the_gate_from_its_games(tmp_path: Path) -> No
             assert f"{player} v1: active" in done.stdout, done.stdout + done.stderr
 
         def games() -> dict[str, dict[str, Any]] | None:
-            logs = {p.name: _seen(p.read_text(errors="replace")) for p in folder.rglob("spy@v1*")}
+            found = [p for p in folder.rglob("spy@v1*") if p.is_file()]  # not output/spy@v1/
+            logs = {p.name: _seen(p.read_text(errors="replace")) for p in found}
             played = [s for n, s in logs.items() if not n.endswith(".check.log")]
             return logs if len(played) >= 2 and all("request" in s for s in played) else None
 
