@@ -4,6 +4,7 @@ one bot-to-start value, an event's opening and ending."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 from pathlib import Path
@@ -20,7 +21,7 @@ from tacocat_arena.grade.grader import secret_id, tier_secret
 from tacocat_arena.launch.package import BotPackage
 from tacocat_arena.launch.spec import ConfigError
 from tacocat_arena.stats.sprt import Sprt
-from tacocat_arena.tournament.config import BotSpec, TournamentConfig
+from tacocat_arena.tournament.config import BotSpec, TournamentConfig, TournamentFormat
 from tacocat_arena.tournament.derive import Scheme, derive_secret
 from tacocat_arena.tournament.lifecycle import open_event
 from tacocat_arena.tournament.runner import TournamentRun
@@ -125,3 +126,16 @@ def test_an_sprt_of_more_than_two_bots_is_refused_before_the_folder_is_claimed(
     with pytest.raises(ConfigError, match="compares two bots"):
         open_event(_config(tmp_path, "a", "b", "c"), sprt=Sprt(0, 50, 0.05, 0.05))
     assert not (tmp_path / "event").exists()
+
+
+def test_a_staged_event_has_no_match_monitor_and_no_sprt(tmp_path: Path) -> None:
+    """A knockout's plan grows stage by stage: a monitor of its first stage's plan refused
+    stage 2's first game, so two bots in a staged event get none, and --sprt is refused."""
+    config = dataclasses.replace(_config(tmp_path, "a", "b"), format=TournamentFormat.KNOCKOUT)
+    with pytest.raises(ConfigError, match="fixed plan"):
+        open_event(config, sprt=Sprt(0, 50, 0.05, 0.05))
+    event = open_event(config)
+    try:
+        assert event.monitor is None and event.sprt is None
+    finally:
+        event.close()
