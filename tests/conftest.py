@@ -9,7 +9,7 @@ none.  ``cleanup``: arena and bot processes killed at the end of a test (the are
 The two tiers (README, docs/architecture.md): ``-m "not slow"`` is the fast tier.  So that it
 stays fast, a test that asks for a real-process fixture (``REAL_PROCESS_FIXTURES``) is marked
 slow at collection, and a test that takes more than ``FAST_LIMIT_S`` without the mark fails
-with its name and duration (the time its thread waited for a core, which only a loaded machine
+with its name and duration (the time its threads waited for a core, which only a loaded machine
 adds, not counted).  Unmarked tests that
 started a process are listed at the end of the run.
 
@@ -30,9 +30,11 @@ import ctypes
 import gc
 import multiprocessing.process
 import os
+import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,15 +54,19 @@ CPP_BUILD_TIMEOUT_S = 1500
 #: The longest an unmarked test may take (setup and call, less the time its thread waited for
 #: a core: a loaded machine's share), or ``TACOCAT_FAST_LIMIT_S``.
 FAST_LIMIT_S = float(os.environ.get("TACOCAT_FAST_LIMIT_S", "2.0"))
-#: ``TACOCAT_DURATIONS_LOG=FILE``: each test's time (setup, call, teardown) appended to FILE as
-#: it ends, to watch a long parallel run (``--durations`` prints only at the end).
+#: ``TACOCAT_DURATIONS_LOG=FILE``: each test's time (setup, call, teardown) and CPU (its worker's
+#: and the processes it waited for) appended to FILE as it ends, to watch a long parallel run
+#: (``--durations`` prints only at the end) and find what uses the cores.
 DURATIONS_LOG = os.environ.get("TACOCAT_DURATIONS_LOG")
+#: ``-n auto``'s workers a core (``pytest_xdist_auto_num_workers``), as measured best (README).
+WORKERS_PER_CORE = 2
 #: How long processes a test left behind get to exit on their own before they are killed.
 LEFT_BEHIND_GRACE_S = float(os.environ.get("TACOCAT_LEFT_BEHIND_GRACE_S", "5.0"))
 
 _spawned = pytest.StashKey[list[str]]()
 _durations = pytest.StashKey[dict[str, float]]()
-_waited_at_start = pytest.StashKey[float]()
+_waits_at_start = pytest.StashKey[dict[str, int]]()
+_cpu_at_start = pytest.StashKey[float]()
 _outcomes = pytest.StashKey[dict[str, str]]()
 _current: list[pytest.Item] = []
 
@@ -77,6 +83,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     sys.addaudithook(_audit)
+    _note_wait_at_exit()
     if sys.platform == "linux":
         # PR_SET_CHILD_SUBREAPER: orphans of the test's processes become ours, not init's, so
         # the end-of-test check sees them (and reaps them).
@@ -206,20 +213,82 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # CPU when its sources changed, more on a loaded machine): that test's allowance.
         if "cpp_bot" in fixtures and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(CPP_BUILD_TIMEOUT_S))
+    # The slow tests first (in their order), the short ones after: pytest-xdist hands tests
+    # out in this order, so the last ones to start are short and the workers end together,
+    # instead of one running a long end-to-end test while the others have nothing left.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
-def _waited_s() -> float:
-    """How long this thread has waited for a core so far (Linux schedstat: time runnable but
-    not running), 0 where the kernel does not say."""
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: ``WORKERS_PER_CORE`` workers a core for the whole suite, one for the fast
+    tier (``-m "not slow"``).  Most of the whole suite's time is end-to-end tests waiting on
+    their servers and bots, not on a core, so one worker a core leaves the cores idle much of
+    the run; the fast tier's tests use their core throughout, and each worker more collects
+    the whole suite once more (``-n N`` still sets any other number)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    fast_tier = "not slow" in (config.option.markexpr or "")
+    return (cores or 1) * (1 if fast_tier else WORKERS_PER_CORE)
+
+
+def _thread_wait_ns(path: str) -> int | None:
+    """How long a thread has waited for a core so far, in ns (Linux schedstat: time runnable
+    but not running), from its ``/proc/.../schedstat``; None where the kernel does not say."""
     try:
-        return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e9
+        return int(Path(path).read_text().split()[1])
     except (OSError, IndexError, ValueError):
-        return 0.0
+        return None
+
+
+#: The waits of the threads that ended, by thread id, as each ended (``_note_wait_at_exit``).
+_ended_waits: dict[str, int] = {}
+
+
+def _note_wait_at_exit() -> None:
+    """Keep each Python thread's wait for a core as it ends: a test's bots, servers and event
+    loops often run in threads that are gone by the time the test ends."""
+    bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def noted(self: threading.Thread) -> None:
+        try:
+            bootstrap(self)
+        finally:
+            if (ns := _thread_wait_ns("/proc/thread-self/schedstat")) is not None:
+                _ended_waits[str(threading.get_native_id())] = ns
+
+    threading.Thread._bootstrap_inner = noted  # type: ignore[attr-defined]
+
+
+def _waits() -> dict[str, int]:
+    """How long each thread of this process has waited for a core so far, in ns, by thread
+    id, those that ended included; empty where the kernel does not say."""
+    waits = dict(_ended_waits)
+    with contextlib.suppress(OSError):
+        for task in os.scandir("/proc/self/task"):
+            if (ns := _thread_wait_ns(f"{task.path}/schedstat")) is not None:
+                waits[task.name] = ns
+    return waits
+
+
+def _waited_s(since: dict[str, int]) -> float:
+    """How long the threads of this process waited for a core since ``since`` (``_waits``), in
+    all: a test's own thread also waits while a thread it waits on (a bot's, gRPC's, an event
+    loop's) waits for a core."""
+    return sum(max(0, ns - since.get(tid, 0)) for tid, ns in _waits().items()) / 1e9
+
+
+def _cpu_s() -> float:
+    """CPU used so far by this process and the children it waited for."""
+    own, children = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    item.stash[_waited_at_start] = _waited_s()
+    item.stash[_waits_at_start] = _waits()
+    item.stash[_cpu_at_start] = _cpu_s()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -234,7 +303,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             failed = [f"{when} failed" for when, o in outcomes.items() if o == "failed"]
             shown = failed[0] if failed else outcomes.get("call", outcomes["setup"])
             with open(DURATIONS_LOG, "a") as log:
-                log.write(f"{sum(durations.values()):8.2f} {shown} {item.nodeid}\n")
+                cpu = _cpu_s() - item.stash.get(_cpu_at_start, _cpu_s())
+                log.write(f"{sum(durations.values()):8.2f} {cpu:7.2f} {shown} {item.nodeid}\n")
     if report.failed and process_support.started_in_test:
         for process in process_support.started_in_test:
             status = process.poll()
@@ -245,7 +315,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         spawned = item.stash.get(_spawned, [])
         wall = durations.get("setup", 0.0) + call.duration
         # The time it would take on a quiet machine: what it waited for a core is the load's.
-        waited = max(0.0, _waited_s() - item.stash.get(_waited_at_start, _waited_s()))
+        waited = _waited_s(item.stash.get(_waits_at_start, _waits()))
         took = wall - min(waited, wall)
         if took > FAST_LIMIT_S:
             report.outcome = "failed"
