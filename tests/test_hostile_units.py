@@ -7,6 +7,7 @@ import pytest
 
 from tacocat_arena.arena.analyses import AnalysisRefused, parse_reference
 from tacocat_arena.human.page import SameOrigin
+from tacocat_arena.referee.untrusted import printable
 
 
 @pytest.mark.parametrize("spec", [5, 1.5, True, ["ismcts"], {"iterations": 9}])
@@ -40,3 +41,12 @@ def test_the_local_page_answers_its_own_host_and_takes_writes_from_its_own_origi
         _scope("POST", host="127.0.0.1:8123", sec_fetch_site="same-site"),
     ):
         assert guard.refusal(refused), refused
+
+
+def test_a_strangers_text_is_shown_as_escapes_and_cut() -> None:
+    assert (
+        printable("bot\x1b[2J\nINFO forged\x07\u2028 é")
+        == "bot\\x1b[2J\\nINFO forged\\x07\\u2028 é"
+    )
+    assert printable("x" * 500, 10) == "x" * 10 + "…"
+    assert printable("plain text, 'quoted'") == "plain text, 'quoted'"

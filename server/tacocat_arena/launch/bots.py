@@ -29,6 +29,7 @@ from tacocat_arena.launch.sandbox import BotCgroup, Limits, SandboxMode
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee import Referee
 from tacocat_arena.referee.peers import PeerCheck
+from tacocat_arena.referee.untrusted import printable
 
 _TAIL_LINES = 15
 _TAIL_BYTES = 64 * 1024
@@ -461,12 +462,13 @@ class BotProcess:
         ]
         if not lines:
             return "it printed nothing"
-        return f"its last line: {lines[-1].strip()[:300]}"
+        return f"its last line: {printable(lines[-1].strip())}"
 
     def tail(self) -> str:
         """The last lines of the bot's log."""
         lines = self._tail_text().splitlines()
-        return "\n".join("  " + line for line in lines[-_TAIL_LINES:]) or "  (no output)"
+        shown = ("  " + printable(line, 500) for line in lines[-_TAIL_LINES:])
+        return "\n".join(shown) or "  (no output)"
 
 
 def describe_exit(code: int | None, *, sandboxed: bool = False) -> str:

@@ -30,6 +30,7 @@ from tacocat_arena.referee.heap import freeze_long_lived
 from tacocat_arena.referee.match import GameReport, PendingListener, play_game
 from tacocat_arena.referee.session import BotSession
 from tacocat_arena.referee.settings import RefereeSettings
+from tacocat_arena.referee.untrusted import printable
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Arena"].full_name
@@ -79,7 +80,7 @@ class Referee:
 
     def refused(self, name: str, peer: str, reason: str) -> None:
         """A connection was refused at the handshake (an arena shows these to its organizer)."""
-        log.info("refused %s from %s: %s", name or "(no name)", peer, reason)
+        log.info("refused %s from %s: %s", printable(name) or "(no name)", peer, printable(reason))
 
     async def admit(self, hello: pb.Hello, peer: str, bearer: str = "") -> BotSession | Refusal:
         """A new session for ``hello``'s bot, or why not (see ``admission.admit``)."""
@@ -226,7 +227,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServicer):
         session.start_writing(context.write)
         await self.referee.register(session)
         log.info(
-            "bot %s connected (session %s, %s)", session.name, session.session_id, hello.client_info
+            "bot %s connected (session %s, %s)",
+            session.name,
+            session.session_id,
+            printable(hello.client_info, 200),
         )
         ending = await run_connection(self.referee, session, context.read)
         if ending is not None:
