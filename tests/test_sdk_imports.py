@@ -65,3 +65,22 @@ def test_the_engines_two_lists_of_names_agree() -> None:
     }
     assert imported == engine._WHERE
     assert sorted(engine.__all__) == sorted(engine._WHERE)
+
+
+@pytest.mark.slow
+def test_the_clis_help_imports_click_and_the_command_modules_only() -> None:
+    """``tacocat-arena --help`` (under 0.25 s: issue 41) loads no gRPC, protobuf, web
+    server, engine or bench module: each command imports what it runs inside itself."""
+    code = (
+        "import sys\nfrom tacocat_arena.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = set(done.stderr.split())
+    assert "Usage:" in done.stdout
+    heavy = ("grpc", "google.protobuf", "starlette", "uvicorn", "tacocat_arena.engine",
+             "tacocat_arena.bench.arena", "tacocat_bot", "rich")  # fmt: skip
+    assert not [name for name in heavy if name in loaded], sorted(loaded)

@@ -12,7 +12,10 @@ batch: each version and its twin), which was most of it for these fast bots at t
 batch; ``--pairs-per-batch 2 --pairs-per-batch 8`` compares batch sizes in one run.
 Starts are counted, not assumed: the bot processes under the arena (an example bot's
 ``python -m example_bots...``) seen in its process table, sampled every 50 ms while the
-window lasts, over the games committed meanwhile.
+window lasts, from its first commit of a batch's games to its last, over the games those
+commits stored (one worker starts a batch once the last one's games are in, so these are
+the starts of those games' batches; a whole window's count would add a batch cut in two
+at each edge).
 
 ``bench arena --hosted --against REV`` (``bench_hosted_against``) measures this tree and a
 git worktree of REV in one run, in turns, one worker each.  Each tree runs in a virtual
@@ -75,6 +78,9 @@ class HostedRun:
     tree_cpu_s: float = 0.0
     #: Bot processes seen starting during the window (None: not counted).
     starts: int | None = None
+    #: (starts, games) from the window's first commit of games to its last (None: fewer
+    #: than two commits seen): the starts of the very batches whose games they are.
+    batches: tuple[int, int] | None = None
 
     @property
     def games_per_s(self) -> float:
@@ -82,7 +88,11 @@ class HostedRun:
 
     @property
     def starts_per_game(self) -> float | None:
-        """Bot processes seen starting per hosted game committed in the window."""
+        """Bot processes started per hosted game: between the window's first and last
+        commits where there were two, else over the whole window (whose edges count starts
+        of batches whose games it does not see)."""
+        if self.batches is not None and self.batches[1]:
+            return self.batches[0] / self.batches[1]
         return None if self.starts is None else self.starts / max(1, self.games)
 
     @property
@@ -160,18 +170,31 @@ def _bot_instances(pid: int) -> set[tuple[int, str]]:
 
 class _StartCounter:
     """Counts the bot processes that start under ``pid`` while it runs (a thread sampling
-    the process table every ``SAMPLE_S``): those alive at its start are not counted."""
+    the process table every ``SAMPLE_S``), and the games the arena at ``web`` has stored
+    (every ``STATUS_EVERY`` samples), so that starts are set against the games of the same
+    batches (``starts_per_game``)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, web: tuple[str, int]) -> None:
         self.pid = pid
+        self.web = web
         self.before = _bot_instances(pid)
         self.seen: set[tuple[int, str]] = set(self.before)
+        #: (games stored, starts seen) at each status sample.
+        self.timeline: list[tuple[int, int]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
-        while not self._stop.wait(SAMPLE_S):
-            self.seen |= _bot_instances(self.pid)
+        connection = http.client.HTTPConnection(*self.web, timeout=30)
+        count = 0
+        try:
+            while not self._stop.wait(SAMPLE_S):
+                self.seen |= _bot_instances(self.pid)
+                count += 1
+                if count % STATUS_EVERY == 0:
+                    self.timeline.append((_status(connection)["games"], self.starts))
+        finally:
+            connection.close()
 
     def __enter__(self) -> _StartCounter:
         self._thread.start()
@@ -183,7 +206,30 @@ class _StartCounter:
 
     @property
     def starts(self) -> int:
+        """Starts seen since the counter began."""
         return len(self.seen - self.before)
+
+    def between_commits(self) -> tuple[int, int] | None:
+        """(starts, games) from the window's first commit of games to its last: a batch's
+        games are stored together once it has played, and one worker starts the next batch
+        then, so these starts are those of the batches whose games these are (the window's
+        own edges cut batches in two).  None with fewer than two commits seen."""
+        changes = [
+            index
+            for index in range(1, len(self.timeline))
+            if self.timeline[index][0] != self.timeline[index - 1][0]
+        ]
+        if len(changes) < 2:
+            return None
+        (games_a, starts_a), (games_b, starts_b) = (
+            self.timeline[changes[0]],
+            self.timeline[changes[-1]],
+        )
+        return starts_b - starts_a, games_b - games_a
+
+
+#: Status samples (of the games stored) every this many process-table samples.
+STATUS_EVERY = 4
 
 
 def _run(
@@ -225,7 +271,7 @@ def _run(
                 time.sleep(0.5)
             latencies: dict[str, list[float]] = {"/": [], "/api/leaderboard": []}
             tree_before = tree_cpu_seconds(server.pid)
-            with _StartCounter(server.pid) as counter:
+            with _StartCounter(server.pid, (host, int(port))) as counter:
                 phase = _phase(connection, server.pid, seconds, (latencies, requests_per_s))
             tree_cpu = tree_cpu_seconds(server.pid) - tree_before
             connection.close()
@@ -233,7 +279,7 @@ def _run(
             stop_server(server, 60.0)
     return HostedRun(
         workers, phase.seconds, phase.games, latencies, phase.server_cpu_s, pairs_per_batch,
-        tree_cpu, counter.starts,
+        tree_cpu, counter.starts, counter.between_commits(),
     )  # fmt: skip
 
 
@@ -249,11 +295,11 @@ class HostedComparison:
     load_after: tuple[float, float, float]
 
     @staticmethod
-    def _total(runs: tuple[HostedRun, ...]) -> tuple[float, float | None, float]:
+    def _total(runs: tuple[HostedRun, ...]) -> tuple[float, float, float]:
         """Games/s, starts a game and CPU a game over all of a tree's runs."""
         games = sum(run.games for run in runs)
-        starts = [run.starts for run in runs]
-        counted = None if None in starts else sum(s or 0 for s in starts) / max(1, games)
+        pairs = [run.batches or (run.starts or 0, run.games) for run in runs]
+        counted = sum(s for s, _ in pairs) / max(1, sum(g for _, g in pairs))
         cpu = 1000 * sum(run.tree_cpu_s for run in runs) / max(1, games)
         return games / sum(run.seconds for run in runs), counted, cpu
 
@@ -282,8 +328,8 @@ class HostedComparison:
         ratios = [a.games_per_s / max(b.games_per_s, 1e-9) for a, b in zip(
             self.mine, self.theirs, strict=True)]  # fmt: skip
         lines.append(
-            f"all rounds: this {rate_a:.2f} games/s, {starts_a or 0:.2f} starts a game, "
-            f"{cpu_a:.0f} ms CPU a game; against {rate_b:.2f} games/s, {starts_b or 0:.2f} "
+            f"all rounds: this {rate_a:.2f} games/s, {starts_a:.2f} starts a game, "
+            f"{cpu_a:.0f} ms CPU a game; against {rate_b:.2f} games/s, {starts_b:.2f} "
             f"starts a game, {cpu_b:.0f} ms CPU a game"
         )
         lines.append(
