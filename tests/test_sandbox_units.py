@@ -89,6 +89,29 @@ def test_a_socket_at_the_bots_port_on_another_loopback_address_is_not_the_bots()
         server.close()
 
 
+@linux_only
+def test_a_tcp_peer_is_the_started_process_or_one_of_its_descendants() -> None:
+    """The started process is looked at first (its helpers exec the bot in place), its
+    descendants only if it does not hold the socket: a connection from this process is
+    accepted for this process and for its parent (a shell wrapper's bot), not for a pid
+    that is no ancestor of it."""
+    server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(server.getsockname())
+    accepted, _ = server.accept()
+    try:
+        check = PeerCheck(tcp_port=server.getsockname()[1])
+        peer = f"ipv4:127.0.0.1:{client.getsockname()[1]}"
+        for root in (os.getpid(), os.getppid()):
+            check.expect("me", root)
+            assert check("me", peer) is None, root
+        check.expect("me", 2**22 + 1)  # beyond pid_max: nobody's ancestor
+        refused = check("me", peer)
+        assert refused is not None and "does not come from the process" in refused
+    finally:
+        for sock in (accepted, client, server):
+            sock.close()
+
+
 def test_a_peer_that_two_sockets_match_is_refused_and_mapped_addresses_read_as_ipv4(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

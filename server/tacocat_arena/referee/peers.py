@@ -69,7 +69,11 @@ class PeerCheck:
                 "cannot be told apart, so it is refused"
             )
         (inode,) = inodes
-        if not any(inode in _socket_inodes(pid) for pid in descendants(root)):
+        # The started process itself first: its launcher's helpers exec the bot in place, so
+        # it usually holds the socket, and its descendants' table is read only if it does not.
+        if inode not in _socket_inodes(root) and not any(
+            inode in _socket_inodes(pid) for pid in descendants(root)[1:]
+        ):
             return (
                 f"the connection does not come from the process the runner started for "
                 f"{name!r} (pid {root}): a bot's token works only from its own process"
