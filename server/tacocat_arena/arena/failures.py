@@ -183,13 +183,26 @@ def tail(path: Path, cap: int = OUTPUT_CAP) -> tuple[str, bool]:
     return data.decode("utf-8", errors="replace"), size > cap
 
 
+def _in_play(arena: Arena, bot: str) -> bool:
+    """Whether ``bot`` has a pairing in flight (``Arena.in_flight``: a batch, a game on the
+    arena's referee, an event's) or a published-to-be game held for its twin."""
+    if arena.in_flight[bot]:
+        return True
+    return any(bot in stored.result.seats for held in arena.held.values() for stored in held)
+
+
 def player_output(arena: Arena, player: str) -> list[dict[str, Any]]:
-    """Each hosted version's processes' output (their logs' ends), redacted."""
+    """Each hosted version's processes' output (their logs' ends), redacted; not while the
+    version has a game in play or held for its twin (``_in_play``): its log then holds what it
+    printed in games whose twins are still to be played or in play (a batch is committed at
+    its end), which may tell their deal."""
     hosting = hosted_of(arena)
     if hosting is None:
         return []
     shown = []
     for version in hosting.submissions.versions(player):
+        if _in_play(arena, version.identity):
+            continue
         for instance in (version.identity, version.identity + TWIN_SUFFIX):
             text, cut = tail(hosting.folder / "logs" / f"{instance}.log")
             if text:
