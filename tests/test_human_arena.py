@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
+import sqlite3
+import subprocess
 import sys
 import time
 import urllib.error
@@ -141,3 +144,86 @@ def test_a_player_challenges_a_builtin_and_plays_an_unrated_game_to_its_end(
         log_dir=tmp_path,
     )
     assert verified.wait(120) == 0, verified.output()
+
+
+GREEDY_PACKAGE = Path(__file__).resolve().parent.parent / "example_bots/packages/python-greedy"
+
+
+def _post_raw(web: str, path: str, body: bytes, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(web + path, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="hosted versions run under bwrap")
+def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Path) -> None:
+    """bob plays alice's hosted version (started in the hosted wing's sandbox) without its
+    code; a cross-origin answer is refused; alice (only alice) opts it out, and a challenge
+    of it is then refused saying so; ``verify DIR`` checks DIR/human/ and catches a row
+    that disagrees with its game's record."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "bob")
+    arena = start_arena(folder, "--move-timeout", "5", "--workers", "1")
+    try:
+        web = arena.web
+        done = subprocess.run(
+            [sys.executable, "-m", "tacocat_arena.cli", "submit", str(GREEDY_PACKAGE),
+             "--arena", web, "--token", tokens["alice"], "--wait", "--timeout", "150"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=200,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "alice@v1" in arena.json("/api/human/games")["opponents"]
+        status, refused = _post(web, "/api/human/challenges", {"opponent": "bob@v9"}, tokens["bob"])
+        assert status == 409 and "no hosted version playing" in refused["error"]
+        status, started = _post(
+            web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens["bob"]
+        )
+        assert status == 201, started
+        page = started["url"]
+        answer = json.dumps({"request_id": 1, "action": {"kind": "replace", "cards": []}})
+        for hostile in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+            headers = {"Content-Type": "text/plain", **hostile}
+            assert _post_raw(web, page + "action", answer.encode(), headers) == 403
+            assert _post_raw(web, page + "twin", b"{}", headers) == 403
+        _play(web, page)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            (game,) = arena.json("/api/human/games?player=bob")["games"]
+            if game["result"]:
+                break
+            time.sleep(0.2)
+        assert game["opponent"] == "alice@v1" and game["result"] in ("win", "loss", "draw")
+        assert game["reason"] in ("goal", "round_cap"), game  # the version played to the end
+        assert arena.json("/api/games") == []  # unrated: nothing on the ladder
+
+        opt_out = "/api/human/versions/alice/1"
+        assert _post(web, opt_out, {"challenges": False})[0] == 401
+        assert _post(web, opt_out, {"challenges": False}, tokens["bob"])[0] == 403
+        assert _post(web, opt_out, {"challenges": "no"}, tokens["alice"])[0] == 400
+        assert (
+            _post(web, "/api/human/versions/alice/7", {"challenges": False}, tokens["alice"])[0]
+            == 404
+        )
+        status, reply = _post(web, opt_out, {"challenges": False}, tokens["alice"])
+        assert status == 200 and reply == {"bot": "alice@v1", "challenges": False}
+        assert "alice@v1" not in arena.json("/api/human/games")["opponents"]
+        assert b"Let people play v1" in arena.get("/players/alice")
+        status, refused = _post(
+            web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens["bob"]
+        )
+        assert status == 409 and "opted it out" in refused["error"]
+        assert _post(web, opt_out, {"challenges": True}, tokens["alice"])[0] == 200
+        assert b"Opt v1 out of games against people" in arena.get("/players/alice")
+    finally:
+        arena.stop()
+    command = [sys.executable, "-m", "tacocat_arena.cli", "verify", str(folder)]
+    verified = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "1 game(s) played by hand" in verified.stdout
+    with sqlite3.connect(folder / "human" / "games.sqlite") as db:
+        db.execute("UPDATE human_games SET rounds = rounds + 1")
+    verified = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert verified.returncode == 1 and "human/1 H1" in verified.stdout + verified.stderr

@@ -478,6 +478,19 @@ class Hosting:
             log.error("a hosted task failed by the arena's fault (no version struck)",
                       exc_info=error)  # fmt: skip
 
+    def human_spec(self, name: str) -> BotSpec | None:
+        """Playing version ``name`` as a person's game starts it (``human.challenges``, on a
+        referee of its own): its package, in this wing's sandbox and limits, as its hosted
+        games start it.  None if it is not playing (or its package is gone)."""
+        try:
+            package = self.submissions.package(self._active[name])
+        except (KeyError, PackageError):
+            return None
+        return BotSpec(
+            name, package.command, dir=package.root, env=package.env,
+            sandbox=self.mode, limits=self.settings.limits,
+        )  # fmt: skip
+
     def process_hash(self, name: str) -> str | None:
         """The token hash of hosted process ``name`` while the arena runs it, else None."""
         return self._process_hashes.get(name)

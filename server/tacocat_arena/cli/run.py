@@ -28,8 +28,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from tacocat_arena.arena.store import DB_NAME as ARENA_DB
 from tacocat_arena.arena.verify_arena import is_arena, verify_arena
 from tacocat_arena.grade.verify_grade import is_grade, verify_grades
+from tacocat_arena.human.challenges import verify_games
 from tacocat_arena.launch.bots import BotStartError
 from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builtin
 from tacocat_arena.launch.sandbox import SandboxError
@@ -85,7 +87,7 @@ from tacocat_arena.tournament.runner import (
 )
 from tacocat_arena.tournament.schedule import games_planned
 from tacocat_arena.tournament.stages import STAGED, Stage
-from tacocat_arena.tournament.storage import DB_NAME, StorageError
+from tacocat_arena.tournament.storage import DB_NAME, StorageError, read_games
 from tacocat_arena.tournament.verify import (
     GameEntry,
     InputError,
@@ -94,6 +96,7 @@ from tacocat_arena.tournament.verify import (
     verify_game,
     verify_lines,
     verify_path,
+    with_problems,
 )
 
 
@@ -691,7 +694,14 @@ def verify_any(path: Path) -> Verification:
     tier's) output folder with its tables, or a record file; the folder kinds of the rooms
     above the tournament's are told apart here, where they meet."""
     if is_arena(path):
-        return verify_arena(path)
+        human = path / "human" if path.is_dir() else path.parent / "human"
+        if not (human / "games.sqlite").is_file():
+            return verify_arena(path)
+        # A person's games (human/challenges.py), also in an arena whose store has none yet.
+        store = path / ARENA_DB if path.is_dir() else path
+        played = next(read_games(store), None) is not None
+        result = verify_arena(path) if played else Verification(0, 0, 0, ())
+        return with_problems(result, *verify_games(human))
     if is_grade(path):
         return verify_grades(path)
     if path.is_dir():

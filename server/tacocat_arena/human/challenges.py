@@ -8,8 +8,12 @@ unrated and kept apart from the ladder: nothing of them enters ``arena.sqlite`` 
 ratings; their one table, ``human_games`` of ``DIR/human/games.sqlite``, is the players'
 history of them.
 
-The opponents are the example bots (``builtin:NAME``) for now; hosted versions and
-connected bots are not offered yet (docs/human-seat.md, "In the arena").
+The opponents are the example bots (``builtin:NAME``) and, where the arena hosts bots, its
+active hosted versions (``Opponent``: the web resolves a version to the spec the hosted wing
+starts it by, its package in the wing's sandbox and limits, and to a slot of the arena's
+capacity held until the game ends).  A version's owner may opt it out of human challenges
+(``set_opted_out``: the table ``human_optouts`` of the same file); a challenge of it is then
+refused with a message saying so.  Connected bots are not offered (docs/human-seat.md).
 """
 
 from __future__ import annotations
@@ -19,14 +23,18 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tacocat_arena.human.local import HumanMatch, human_config, run_match
 from tacocat_arena.human.relay import Relay
 from tacocat_arena.launch.builtins import BUILTINS
+from tacocat_arena.launch.spec import BotSpec
+from tacocat_arena.report.verify_tables import verify_run_folder
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import ConfigError, load_config
+from tacocat_arena.tournament.verify import Problem, result_of
 
 #: Person's games at once in one arena (each is a bot process and a referee).
 MAX_LIVE = 4
@@ -44,12 +52,27 @@ CREATE TABLE IF NOT EXISTS human_games (
     reason TEXT NOT NULL DEFAULT '',
     rounds INTEGER NOT NULL DEFAULT 0,
     seat INTEGER
+);
+CREATE TABLE IF NOT EXISTS human_optouts (
+    bot TEXT PRIMARY KEY,
+    at REAL NOT NULL
 )
 """
 
 
 class ChallengeError(ValueError):
     """A challenge the arena refuses; the message says why (the web answers 409)."""
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """A bot other than an example one that a person may challenge, as the arena resolved
+    it: ``spec`` is what the launcher starts (a hosted version's package, its sandbox and
+    limits, as the hosted wing starts it), ``release`` gives back the arena's capacity the
+    game holds, called once when the game ends (or when it could not start)."""
+
+    spec: BotSpec
+    release: Callable[[], None] = lambda: None
 
 
 @dataclass
@@ -82,7 +105,7 @@ class Challenges:
         self.human_move_timeout_s = human_move_timeout_s
         self.spawn = spawn or asyncio.ensure_future
         self.db = sqlite3.connect(folder / "games.sqlite", isolation_level=None)
-        self.db.execute(_SCHEMA)
+        self.db.executescript(_SCHEMA)
         self.by_key: dict[str, Challenge] = {}
 
     @staticmethod
@@ -90,24 +113,62 @@ class Challenges:
         """What a person may challenge: the example bots."""
         return sorted(BUILTINS)
 
+    def opted_out(self) -> set[str]:
+        """The bots whose owners opted them out of human challenges."""
+        return {row[0] for row in self.db.execute("SELECT bot FROM human_optouts")}
+
+    def set_opted_out(self, bot: str, opted_out: bool) -> None:
+        """Opt ``bot`` (a hosted version's name) out of human challenges, or back in; a
+        game in play against it plays on."""
+        if opted_out:
+            self.db.execute(
+                "INSERT OR IGNORE INTO human_optouts (bot, at) VALUES (?, ?)", (bot, time.time())
+            )
+        else:
+            self.db.execute("DELETE FROM human_optouts WHERE bot = ?", (bot,))
+
+    def refusal(self, player: str, bot: str) -> str:
+        """Why ``player`` may not start a game against ``bot`` now ("" if it may)."""
+        if bot in self.opted_out():
+            return f"{bot}'s owner opted it out of games against people"
+        live = [c for c in self.by_key.values() if not c.done]
+        if any(c.player == player for c in live):
+            return "you have a game in play already: finish it first"
+        if len(live) >= MAX_LIVE:
+            return f"{MAX_LIVE} people are playing already: try again soon"
+        return ""
+
     def start(self, player: str, opponent: Any) -> Challenge:
-        """Start ``player``'s game against ``opponent`` (an example bot's name); refused
-        while the player has a game in play or the arena has ``MAX_LIVE``."""
+        """Start ``player``'s game against ``opponent``: an example bot's name or an
+        ``Opponent`` the arena resolved; refused (``refusal``) while the player has a game in
+        play, the arena has ``MAX_LIVE``, or the bot's owner opted it out.  An ``Opponent``'s
+        ``release`` is called when the game ends, or at once if it does not start."""
+        if isinstance(opponent, Opponent):
+            try:
+                return self._start(player, opponent.spec, opponent.release)
+            except BaseException:
+                opponent.release()
+                raise
         if not isinstance(opponent, str) or opponent.removeprefix("builtin:") not in BUILTINS:
             raise ChallengeError(
                 f"opponent {str(opponent)[:40]!r} is not a bot you may challenge "
                 f"(one of: {', '.join(self.opponents())})"
             )
         name = opponent.removeprefix("builtin:")
-        live = [c for c in self.by_key.values() if not c.done]
-        if any(c.player == player for c in live):
-            raise ChallengeError("you have a game in play already: finish it first")
-        if len(live) >= MAX_LIVE:
-            raise ChallengeError(f"{MAX_LIVE} people are playing already: try again soon")
         bot = name if name != player else f"{name}-bot"
+        return self._start(player, BotSpec(bot, f"builtin:{name}"), lambda: None, shown=name)
+
+    def _start(
+        self, player: str, spec: BotSpec, release: Callable[[], None], shown: str = ""
+    ) -> Challenge:
+        refused = self.refusal(player, shown or spec.name)
+        if refused:
+            raise ChallengeError(refused)
+        if spec.name == player:
+            raise ChallengeError(f"the bot {spec.name!r} has the name of its challenger")
         number = self.db.execute(
             "INSERT INTO human_games (player, opponent, folder, started_at) VALUES (?, ?, '', ?)",
-            (player, name, time.time()),
+            (player, shown or spec.name, time.time()),
         ).lastrowid
         assert number is not None
         out = self.folder / str(number)
@@ -122,37 +183,37 @@ class Challenges:
                     "out": out,
                     "name": f"human game {number}",
                 },
-                [f"{player}=", f"{bot}=builtin:{name}"],
+                [f"{player}=", f"{player}-opponent=builtin:random"],  # its place: ``spec``
                 external_ok=True,
             )
+            config = replace(config, bots=(config.bots[0], spec))
             config = human_config(config, player, self.human_move_timeout_s)
         except (ConfigError, ValueError) as error:
             self.db.execute("DELETE FROM human_games WHERE number = ?", (number,))
             raise ChallengeError(str(error)) from None
         challenge = Challenge(
-            secrets.token_urlsafe(18), number, player, name, out, Relay(player, bot)
-        )
+            secrets.token_urlsafe(18), number, player, shown or spec.name, out,
+            Relay(player, spec.name),
+        )  # fmt: skip
         self.by_key[challenge.key] = challenge
         self._forget_old()
-        self.spawn(self._play(challenge, config))
+        self.spawn(self._play(challenge, config, release))
         return challenge
 
-    async def _play(self, challenge: Challenge, config: Any) -> None:
+    async def _play(self, challenge: Challenge, config: Any, release: Callable[[], None]) -> None:
         try:
             match = await run_match(config, challenge.relay, pair=False)
             self._record(challenge, match)
         finally:
             challenge.done = True
+            release()
 
     def _record(self, challenge: Challenge, match: HumanMatch) -> None:
         if not match.results:
             return
-        result = match.results[0]
-        seat = result.seats.index(challenge.player)
-        outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
         self.db.execute(
             "UPDATE human_games SET result = ?, reason = ?, rounds = ?, seat = ? WHERE number = ?",
-            (outcome, result.reason.value, result.rounds, seat, challenge.number),
+            (*row_of(match.results[0], challenge.player), challenge.number),
         )
 
     def _forget_old(self) -> None:
@@ -175,3 +236,61 @@ class Challenges:
         )
         keys = ("number", "player", "opponent", "started_at", "result", "reason", "rounds", "seat")
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def row_of(result: GameResult, player: str) -> tuple[str, str, int, int]:
+    """The table's ``result, reason, rounds, seat`` of ``player``'s game ``result``: what the
+    history shows, and what ``verify_games`` re-derives from the game's record."""
+    seat = result.seats.index(player)
+    outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
+    return outcome, result.reason.value, result.rounds, seat
+
+
+def verify_games(folder: Path) -> tuple[list[Problem], str]:
+    """H1 of an arena's person's games (``DIR/human/``): every game's folder verifies as a
+    match's (``verify_run_folder``), every finished row of ``human_games`` is its folder's
+    game (the player seated, the result, reason, rounds and seat the record gives), and
+    every game folder has its row.  A row still in play (an arena stopped mid-game) is
+    checked as far as its folder went, its result not."""
+    problems: list[Problem] = []
+
+    def problem(number: object, message: str) -> None:
+        problems.append(Problem(f"human/{number}", None, "H1", message))
+
+    try:
+        db = sqlite3.connect(f"{(folder / 'games.sqlite').resolve().as_uri()}?mode=ro", uri=True)
+        rows = db.execute(
+            "SELECT number, player, opponent, result, reason, rounds, seat FROM human_games"
+        ).fetchall()
+        db.close()
+    except sqlite3.Error as error:
+        return [Problem("human", None, "H1", f"{folder}/games.sqlite unreadable: {error}")], ""
+    numbers = {str(row[0]) for row in rows}
+    for extra in sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name not in numbers):
+        problem(extra, f"a folder of {folder} with no row in games.sqlite")
+    checked = 0
+    for number, player, _opponent, result, reason, rounds, seat in rows:
+        game = folder / str(number)
+        if not (game / "results.json").is_file():
+            if result:
+                problem(number, f"the row says {result} but {game} holds no finished game")
+            continue
+        verified = verify_run_folder(game)
+        checked += 1
+        problems.extend(
+            Problem(f"human/{number}/{p.game_id}", p.round, p.rule, p.message)
+            for p in verified.problems
+        )
+        if verified.unchecked:
+            problem(number, f"its folder is not checked: {verified.unchecked}")
+        results = [result_of(entry) for entry in verified.entries]
+        if len(results) != 1 or player not in results[0].seats:
+            problem(number, f"its folder holds no one game of {player!r}")
+            continue
+        derived = row_of(results[0], player)
+        if result and derived != (result, reason, rounds, seat):
+            problem(
+                number,
+                f"the row says {(result, reason, rounds, seat)} but its record {derived}",
+            )
+    return problems, f"{checked} game(s) played by hand in {folder} verified against their table"

@@ -202,19 +202,35 @@ class SameOrigin:
 
     def refusal(self, scope: Any) -> str:
         """Why this request is refused ("" if it is not)."""
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        host = headers.get("host", "").lower()
+        host = _headers(scope).get("host", "").lower()
         if host not in self.hosts:
             return f"this page answers only to the host {min(self.hosts)}, not {host[:100]!r}"
-        if scope["method"] in ("GET", "HEAD"):
-            return ""
-        origin = headers.get("origin")
-        if origin is not None and origin.lower() not in self.origins:
-            return f"an answer from another origin ({origin[:100]!r}) is refused"
-        site = headers.get("sec-fetch-site")
-        if site is not None and site not in ("same-origin", "none"):
-            return f"an answer from another origin (Sec-Fetch-Site: {site[:40]}) is refused"
+        return write_refusal(scope, self.origins)
+
+
+def _headers(scope: Any) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def write_refusal(scope: Any, origins: frozenset[str] | None = None) -> str:
+    """Why a write to a person's seat is refused as another site's ("" if it is not): any
+    method but GET and HEAD whose Origin is not one of ``origins`` (None: the request's own
+    Host's, over http or https, as the arena's page behind whatever name it is served by)
+    or whose Sec-Fetch-Site says another site sent it.  ``play human``'s page
+    (``SameOrigin``) and the arena's ``/human/KEY/`` (web/human.py) both refuse by it."""
+    if scope["method"] in ("GET", "HEAD"):
         return ""
+    headers = _headers(scope)
+    if origins is None:
+        host = headers.get("host", "").lower()
+        origins = frozenset({f"http://{host}", f"https://{host}"})
+    origin = headers.get("origin")
+    if origin is not None and origin.lower() not in origins:
+        return f"an answer from another origin ({origin[:100]!r}) is refused"
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return f"an answer from another origin (Sec-Fetch-Site: {site[:40]}) is refused"
+    return ""
 
 
 class _EmbeddedServer(uvicorn.Server):

@@ -4,8 +4,17 @@ challenges a bot and plays it on a page of its own.
 ``POST /api/human/challenges`` (the player's token) starts the game (``human.challenges``)
 and answers the page's address, ``/human/KEY/``: the key is the page's secret, given only
 to the token's holder.  The page's own routes are those of ``play human`` (``human.page``'s
-handlers), under that key.  ``GET /api/human/games`` lists the person's games, unrated and
-apart from the ladder; ``/human/`` is the form that challenges.
+handlers), under that key; its writes are refused from any other origin than the arena's
+own (``page.write_refusal``, the one check of ``play human``'s page too).
+``GET /api/human/games`` lists the person's games, unrated and apart from the ladder, and
+what may be challenged; ``/human/`` is the form that challenges.
+
+An opponent is an example bot or an active hosted version (``hosted_opponent``): the
+version's package as the hosted wing starts it (``Hosting.human_spec``: its sandbox, its
+limits), holding one of the arena's referee slots (``Arena.reserve(local=True)``) until the
+game ends, so a person's game never makes the arena referee more than its ``concurrency``.
+``POST /api/human/versions/PLAYER/N`` (the owner's token) opts a version out of human
+challenges or back in.
 """
 
 from __future__ import annotations
@@ -16,13 +25,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tacocat_arena.human.challenges import Challenge, ChallengeError, Challenges
+from tacocat_arena.arena.hosted import hosted_of
+from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.arena.submissions import PLAYING, identity, parse_identity, parse_version_number
+from tacocat_arena.human.challenges import Challenge, ChallengeError, Challenges, Opponent
 from tacocat_arena.human.page import (
     MAX_BODY_BYTES,
     action_response,
     asset_response,
     events_response,
     twin_response,
+    write_refusal,
 )
 from tacocat_arena.web.access import Access, access, caller, error
 from tacocat_arena.web.rendering import arena_of
@@ -50,20 +63,53 @@ def human_games_of(request: Request, player: str) -> list[dict[str, object]]:
     return challenges_of(request).history(player)
 
 
+def hosted_versions(arena: Arena) -> list[str]:
+    """The hosted versions on the ladder now (active or in probation), by name."""
+    hosting = hosted_of(arena)
+    return [] if hosting is None else [v.identity for v in hosting.with_status(*PLAYING)]
+
+
+def hosted_opponent(arena: Arena, challenges: Challenges, player: str, name: str) -> Opponent:
+    """Hosted version ``name`` as an opponent: refused unless it is on the ladder now, its
+    owner did not opt it out, the player may start a game and the arena has a referee slot
+    free; the slot is held (``Arena.reserve``) until ``Opponent.release``."""
+    if name not in hosted_versions(arena):
+        raise ChallengeError(f"{name[:60]!r} is no hosted version playing on this arena now")
+    refused = challenges.refusal(player, name)
+    if refused:
+        raise ChallengeError(refused)
+    if arena.concurrency_left() <= 0:
+        raise ChallengeError("the arena's referee slots are all in use: try again soon")
+    hosting = hosted_of(arena)
+    assert hosting is not None  # hosted_versions named it
+    spec = hosting.human_spec(name)
+    if spec is None:
+        raise ChallengeError(f"{name} left the ladder a moment ago")
+    pairing = arena.reserve(f"person {player}", name, deals=0, games=0, local=True)
+    released: list[bool] = []
+
+    def release() -> None:
+        if not released:
+            released.append(True)
+            arena.release(pairing)
+
+    return Opponent(spec, release)
+
+
 @access(Access.PLAYER)
 async def challenge(request: Request) -> Response:
     """Start the player's game against the bot the body names: 201 with the page's address."""
     player = caller(request).player
     assert player is not None  # Access.PLAYER
-    body = await request.body()
-    try:
-        asked = json.loads(body) if len(body) <= MAX_BODY_BYTES else None
-    except ValueError:
-        asked = None
-    if not isinstance(asked, dict):
+    asked = await _json_object(request)
+    if asked is None:
         return error('send a JSON object: {"opponent": "greedy"}', 400)
+    found = challenges_of(request)
+    opponent = asked.get("opponent")
     try:
-        started = challenges_of(request).start(player, asked.get("opponent"))
+        if isinstance(opponent, str) and parse_identity(opponent) is not None:
+            opponent = hosted_opponent(arena_of(request), found, player, opponent)
+        started = found.start(player, opponent)
     except ChallengeError as refusal:
         return error(str(refusal), 409)
     return JSONResponse(
@@ -72,12 +118,52 @@ async def challenge(request: Request) -> Response:
     )
 
 
+async def _json_object(request: Request) -> dict[str, object] | None:
+    """The request's body as a JSON object (of at most ``MAX_BODY_BYTES``), else None."""
+    body = await request.body()
+    try:
+        asked = json.loads(body) if len(body) <= MAX_BODY_BYTES else None
+    except (ValueError, RecursionError):
+        asked = None
+    return asked if isinstance(asked, dict) else None
+
+
 @access(Access.PUBLIC)
 async def games(request: Request) -> Response:
-    """The person's games (``?player=NAME``: one player's), newest first: not rated."""
+    """The person's games (``?player=NAME``: one player's), newest first: not rated; and
+    what may be challenged (the example bots, the hosted versions not opted out)."""
     player = request.query_params.get("player")
     found = challenges_of(request)
-    return JSONResponse({"games": found.history(player), "opponents": found.opponents()})
+    out = found.opted_out()
+    hosted = [name for name in hosted_versions(arena_of(request)) if name not in out]
+    return JSONResponse({"games": found.history(player), "opponents": found.opponents() + hosted})
+
+
+@access(Access.OWNER)
+async def opt_out(request: Request) -> Response:
+    """Opt the owner's version out of human challenges (``{"challenges": false}``) or back
+    in (``true``); a game in play against it plays on."""
+    player = request.path_params["player"]
+    number = parse_version_number(request.path_params["number"])
+    hosting = hosted_of(arena_of(request))
+    if number is None or hosting is None or hosting.version(player, number) is None:
+        return error(f"{player} has no version {request.path_params['number'][:20]!r}", 404)
+    asked = await _json_object(request)
+    wanted = None if asked is None else asked.get("challenges")
+    if not isinstance(wanted, bool):
+        return error('send a JSON object: {"challenges": false} (or true)', 400)
+    name = identity(player, number)
+    challenges_of(request).set_opted_out(name, not wanted)
+    return JSONResponse({"bot": name, "challenges": wanted})
+
+
+def opted_out_of(request: Request) -> set[str]:
+    """The versions opted out of human challenges, for the player's page (nothing created
+    where nobody ever played or opted out)."""
+    if getattr(request.app.state, "challenges", None) is None:
+        if not (arena_of(request).store.folder / "human" / "games.sqlite").exists():
+            return set()
+    return challenges_of(request).opted_out()
 
 
 @access(Access.PUBLIC)
@@ -112,23 +198,26 @@ async def seat_events(request: Request) -> Response:
 async def seat_action(request: Request) -> Response:
     """The page's answer to its open request."""
     found = _challenge(request)
-    return (
-        error("no such game", 404) if found is None else await action_response(found.relay, request)
-    )
+    if found is None:
+        return error("no such game", 404)
+    refused = write_refusal(request.scope)
+    return error(refused, 403) if refused else await action_response(found.relay, request)
 
 
 @access(Access.PUBLIC)
 async def seat_twin(request: Request) -> Response:
     """No twin game is offered in the arena; refused like any answer to no offer."""
     found = _challenge(request)
-    return (
-        error("no such game", 404) if found is None else await twin_response(found.relay, request)
-    )
+    if found is None:
+        return error("no such game", 404)
+    refused = write_refusal(request.scope)
+    return error(refused, 403) if refused else await twin_response(found.relay, request)
 
 
 ROUTES = [
     Route("/api/human/challenges", challenge, methods=["POST"]),
     Route("/api/human/games", games),
+    Route("/api/human/versions/{player:str}/{number:str}", opt_out, methods=["POST"]),
     Route("/human/", form),
     Route("/human/{asset:str}", form),
     Route("/human/{key:str}/", seat_asset),

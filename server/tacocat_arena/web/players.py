@@ -17,7 +17,7 @@ from tacocat_arena.arena.submissions import Version, version_summary
 from tacocat_arena.web import views
 from tacocat_arena.web.access import Access, access
 from tacocat_arena.web.charts import rating_chart
-from tacocat_arena.web.human import human_games_of
+from tacocat_arena.web.human import human_games_of, opted_out_of
 from tacocat_arena.web.rendering import arena_of, page
 
 #: Versions' colours on the page, in turn.
@@ -32,6 +32,7 @@ async def player_page(request: Request) -> Response:
     if data is None:
         return page(request, "missing.html", {"what": f"player {name!r}"}, 404)
     data["human_games"] = human_games_of(request, name)  # unrated: web/human.py
+    data["opted_out"] = opted_out_of(request)  # of human challenges: web/human.py
     return page(request, "player.html", data)
 
 
