@@ -499,7 +499,7 @@ def test_an_answer_read_past_its_deadline_is_a_timeout_even_when_the_timer_ran_l
 
     async def answer_read_after(ms: float) -> tuple[Any, float]:
         loop = asyncio.get_running_loop()
-        seat = match._Seat(0, Any, "g", 100, [])  # type: ignore[arg-type]  # no session used
+        seat = match._Seat(0, Any, "g", 100, [], settings.clock.decision_ms)  # type: ignore[arg-type]  # no session used
         future: asyncio.Future[Any] = loop.create_future()
         started = time.monotonic() - 1.0
         asked = match._Asked(seat, DecisionKind.DUEL, 1, future, None, started, 100.0, 350.0)
