@@ -125,6 +125,7 @@ NOT_IN_SEQUENCE = {
     "--game g17": "g17 stands for a game of the reader's own results",
     "replay lost.json": "lost.json is a record the reader saved from their own games",
     "--debug": "debug mode gives the bots this terminal (a person at a breakpoint)",
+    "play human": "needs a person at the page (test_human_seat plays one in Chromium)",
     "http://arena.example:8000": "stands for the reader's own arena (test_why_owner "
     "replays a real arena's game by its address)",
 }
