@@ -165,8 +165,9 @@ def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Pat
     of it is then refused saying so; ``verify DIR`` checks DIR/human/ and catches a row
     that disagrees with its game's record."""
     folder = tmp_path / "arena"
-    tokens = add_players(folder, "alice", "bob")
-    arena = start_arena(folder, "--move-timeout", "5", "--workers", "1")
+    tokens = add_players(folder, "alice", "bob", "carol")
+    # One referee slot: a person's game against a version holds it until the game ends.
+    arena = start_arena(folder, "--move-timeout", "5", "--workers", "1", "--concurrency", "1")
     try:
         web = arena.web
         done = subprocess.run(
@@ -188,15 +189,24 @@ def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Pat
             headers = {"Content-Type": "text/plain", **hostile}
             assert _post_raw(web, page + "action", answer.encode(), headers) == 403
             assert _post_raw(web, page + "twin", b"{}", headers) == 403
-        _play(web, page)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            (game,) = arena.json("/api/human/games?player=bob")["games"]
-            if game["result"]:
-                break
-            time.sleep(0.2)
-        assert game["opponent"] == "alice@v1" and game["result"] in ("win", "loss", "draw")
-        assert game["reason"] in ("goal", "round_cap"), game  # the version played to the end
+        full = _post(web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens["carol"])
+        assert full[0] == 409 and "referee slots are all in use" in full[1]["error"]
+        for player, key in (("bob", page), ("carol", "")):
+            if not key:  # bob's game over: its slot is free again
+                status, started = _post(
+                    web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens[player]
+                )
+                assert status == 201, started
+                key = started["url"]
+            _play(web, key)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                (game,) = arena.json(f"/api/human/games?player={player}")["games"]
+                if game["result"]:
+                    break
+                time.sleep(0.2)
+            assert game["opponent"] == "alice@v1" and game["result"] in ("win", "loss", "draw")
+            assert game["reason"] in ("goal", "round_cap"), game  # the version played it out
         assert arena.json("/api/games") == []  # unrated: nothing on the ladder
 
         opt_out = "/api/human/versions/alice/1"
@@ -222,8 +232,8 @@ def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Pat
     command = [sys.executable, "-m", "tacocat_arena.cli", "verify", str(folder)]
     verified = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "1 game(s) played by hand" in verified.stdout
+    assert "2 game(s) played by hand" in verified.stdout
     with sqlite3.connect(folder / "human" / "games.sqlite") as db:
-        db.execute("UPDATE human_games SET rounds = rounds + 1")
+        db.execute("UPDATE human_games SET rounds = rounds + 1 WHERE number = 1")
     verified = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert verified.returncode == 1 and "human/1 H1" in verified.stdout + verified.stderr
