@@ -119,6 +119,25 @@ def test_the_hosted_comparison_prints_each_round_and_the_ratios():
     assert "this/against games/s: 3.00 over all rounds (each round: 5.00, 2.00)" in text
 
 
+def test_a_tree_that_committed_no_game_gets_no_ratio_and_is_named():
+    """A 10 s window in which REV's tree committed nothing (its first batch still playing)
+    printed 'this/against games/s: 1599979214.19' and '1280 ms CPU a game' of no game."""
+    from tacocat_arena.bench.hosted import HostedComparison
+
+    comparison = HostedComparison(
+        "this", "REV (abcdef0)",
+        (_hosted_run(16, 4, 1.1),),  # type: ignore[arg-type]
+        (_hosted_run(0, 32, 12.8),),  # type: ignore[arg-type]
+        (1.0, 1.0, 1.0), (2.0, 2.0, 2.0),
+    )  # fmt: skip
+    text = comparison.summary()
+    assert "    1 against      0.00      0            -            -" in text
+    assert "against 0.00 games/s (no game committed)" in text
+    assert "this/against games/s: n/a over all rounds (each round: n/a); CPU a game n/a" in text
+    assert "against committed no hosted game in any window: no ratio; give it longer" in text
+    assert "1599979214" not in text and "e+" not in text
+
+
 def test_bench_arena_refuses_against_without_hosted_and_with_a_batch_size():
     runner = CliRunner()
     result = runner.invoke(main, ["bench", "arena", "--against", "HEAD"])

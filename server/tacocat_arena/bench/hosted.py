@@ -316,28 +316,50 @@ class HostedComparison:
         ]
         for index, (a, b) in enumerate(zip(self.mine, self.theirs, strict=True)):
             for name, run in (("this", a), ("against", b)):
-                starts = "-" if run.starts_per_game is None else f"{run.starts_per_game:.2f}"
+                played = run.games > 0  # no game: nothing to divide the starts and CPU by
+                starts = "-" if run.starts_per_game is None or not played else (
+                    f"{run.starts_per_game:.2f}")  # fmt: skip
+                cpu = f"{run.cpu_ms_per_game:.0f}" if played else "-"
                 lines.append(
                     f"{index + 1:>5} {name:<8} {run.games_per_s:8.2f} {run.games:6d} "
-                    f"{starts:>12} {run.cpu_ms_per_game:12.0f}"
+                    f"{starts:>12} {cpu:>12}"
                 )
         (rate_a, starts_a, cpu_a), (rate_b, starts_b, cpu_b) = (
             self._total(self.mine),
             self._total(self.theirs),
         )
-        ratios = [a.games_per_s / max(b.games_per_s, 1e-9) for a, b in zip(
+        ratios = [_ratio(a.games_per_s, b.games_per_s) for a, b in zip(
             self.mine, self.theirs, strict=True)]  # fmt: skip
         lines.append(
-            f"all rounds: this {rate_a:.2f} games/s, {starts_a:.2f} starts a game, "
-            f"{cpu_a:.0f} ms CPU a game; against {rate_b:.2f} games/s, {starts_b:.2f} "
-            f"starts a game, {cpu_b:.0f} ms CPU a game"
+            f"all rounds: this {_per_game(self.mine, rate_a, starts_a, cpu_a)}; "
+            f"against {_per_game(self.theirs, rate_b, starts_b, cpu_b)}"
         )
+        played = sum(run.games for run in self.mine), sum(run.games for run in self.theirs)
         lines.append(
-            f"this/against games/s: {rate_a / max(rate_b, 1e-9):.2f} over all rounds "
-            f"(each round: {', '.join(f'{r:.2f}' for r in ratios)}); CPU a game "
-            f"{cpu_a / max(cpu_b, 1e-9):.2f}"
+            f"this/against games/s: {_ratio(rate_a, rate_b)} over all rounds "
+            f"(each round: {', '.join(ratios)}); CPU a game "
+            f"{_ratio(cpu_a, cpu_b) if all(played) else 'n/a'}"
         )
+        for name, games in zip(("this tree", "against"), played, strict=True):
+            if not games:
+                lines.append(
+                    f"{name} committed no hosted game in any window: no ratio; give it "
+                    f"longer (--seconds), its first batch may not have ended yet"
+                )
         return "\n".join(lines)
+
+
+def _ratio(a: float, b: float) -> str:
+    """``a / b`` to two decimals, or ``n/a`` when ``b`` is 0 (a tree that committed no
+    game: its rate is no divisor, and dividing by a tiny floor printed 1599979214.19)."""
+    return f"{a / b:.2f}" if b > 0 else "n/a"
+
+
+def _per_game(runs: tuple[HostedRun, ...], rate: float, starts: float | None, cpu: float) -> str:
+    """A tree's figures over all rounds; without a game, its rate alone."""
+    if not sum(run.games for run in runs):
+        return f"{rate:.2f} games/s (no game committed)"
+    return f"{rate:.2f} games/s, {starts or 0:.2f} starts a game, {cpu:.0f} ms CPU a game"
 
 
 def tree_python(tree: Path, folder: Path) -> str:
