@@ -125,3 +125,33 @@ def test_bench_arena_prints_rates_and_page_latencies() -> None:
         assert text in result.output, result.output
     streams = re.search(r"with 40 SSE streams open \(they read ([\d,]+) events", result.output)
     assert streams and int(streams[1].replace(",", "")) >= 40, result.output
+
+
+def test_an_event_waiting_for_its_second_bot_says_so(tmp_path: Path) -> None:
+    """`serve --event swiss` with fewer than two bots connected sat silent until stopped
+    (`stopped: 0 games`): the organizer is told what it waits for."""
+    import asyncio
+
+    from tacocat_arena.arena.events import EventSettings, run_event
+    from tacocat_arena.arena.ladder import Arena, LadderSettings
+    from tacocat_arena.tournament.config import TournamentFormat
+
+    said: list[str] = []
+
+    async def wait_then_stop() -> None:
+        arena = Arena(ArenaStore(tmp_path), LadderSettings(ladder=False))
+        settings = EventSettings("swiss", start_after_s=0, format=TournamentFormat.SWISS)
+        stop = asyncio.Event()
+        task = asyncio.create_task(run_event(arena, settings, said.append, stop))
+        for _ in range(200):
+            if said:
+                break
+            await asyncio.sleep(0.01)
+        stop.set()
+        await asyncio.wait_for(task, 5)
+
+    asyncio.run(wait_then_stop())
+    assert said == [
+        "event 'swiss': waiting for a second bot to connect (0 connected; it starts with "
+        "the bots connected then)"
+    ]

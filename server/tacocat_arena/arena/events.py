@@ -123,7 +123,7 @@ async def run_event(
     """Play the event to its end, then set ``stop`` (the server's run is the event's)."""
     store = arena.store
     key = f"event:{settings.name}:entrants"
-    begun = await _start(arena, settings, stop)
+    begun = await _start(arena, settings, stop, say)
     if begun is None:
         return
     entrants, deals, kind = begun
@@ -230,11 +230,11 @@ def _announce(
 
 
 async def _start(
-    arena: Arena, settings: EventSettings, stop: asyncio.Event
+    arena: Arena, settings: EventSettings, stop: asyncio.Event, say: Callable[[str], None]
 ) -> tuple[list[str], Deals, EventKind] | None:
     """The event's entrants, deals and kind: stored ones (a restarted server plays its event
     on), or, ``start_after_s`` after start-up, the bots connected then, stored now (None: the
-    server stopped first)."""
+    server stopped first).  Waiting for a second bot is said once: the server sat silent."""
     store = arena.store
     key = f"event:{settings.name}:entrants"
     stored = store.meta(key)
@@ -243,7 +243,14 @@ async def _start(
         kind = EventKind.of(store.meta(event_format_key(settings.name)), settings.games_per_pairing)
         return json.loads(stored), deals, kind
     await _sleep_or_stop(stop, settings.start_after_s)
+    said = False
     while len(entrants := _present(arena, [])) < 2 and not stop.is_set():
+        if not said:
+            said = True
+            say(
+                f"event {settings.name!r}: waiting for a second bot to connect "
+                f"({len(entrants)} connected; it starts with the bots connected then)"
+            )
         await arena.changes.wait(1.0)
     if stop.is_set():
         return None

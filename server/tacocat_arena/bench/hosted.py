@@ -334,13 +334,13 @@ class HostedComparison:
             f"all rounds: this {_per_game(self.mine, rate_a, starts_a, cpu_a)}; "
             f"against {_per_game(self.theirs, rate_b, starts_b, cpu_b)}"
         )
-        played = sum(run.games for run in self.mine), sum(run.games for run in self.theirs)
+        committed = sum(run.games for run in self.mine), sum(run.games for run in self.theirs)
         lines.append(
             f"this/against games/s: {_ratio(rate_a, rate_b)} over all rounds "
             f"(each round: {', '.join(ratios)}); CPU a game "
-            f"{_ratio(cpu_a, cpu_b) if all(played) else 'n/a'}"
+            f"{_ratio(cpu_a, cpu_b) if all(committed) else 'n/a'}"
         )
-        for name, games in zip(("this tree", "against"), played, strict=True):
+        for name, games in zip(("this tree", "against"), committed, strict=True):
             if not games:
                 lines.append(
                     f"{name} committed no hosted game in any window: no ratio; give it "

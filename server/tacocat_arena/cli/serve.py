@@ -106,7 +106,11 @@ def _address(text: str, what: str) -> tuple[str, int]:
     "fails the event.",
 )
 @click.option("--games", default=2, show_default=True, help="Event: games per pairing (even).")
-@click.option("--event-name", default="round-robin", show_default=True, help="Event: its name.")
+@click.option(
+    "--event-name",
+    help="Event: its name (its page is /event/NAME).  [default: the format's, round-robin or "
+    "swiss]",
+)
 @click.option(
     "--start-after",
     default=10.0,
@@ -215,7 +219,7 @@ def serve(
     rounds: int | None,
     notify: str | None,
     games: int,
-    event_name: str,
+    event_name: str | None,
     start_after: float,
     late_joiners: bool,
     wait: float,
@@ -256,6 +260,8 @@ def serve(
     if round_robin and event_format not in (None, "round_robin"):
         raise click.UsageError(f"--round-robin and --event {event_format} exclude each other")
     kind = TournamentFormat(event_format or "round_robin")
+    # A Swiss named 'round-robin' (one default for both) misnamed its page and its lines.
+    event_name = event_name or kind.value.replace("_", "-")
     is_event = round_robin or event_format is not None
     for flag, value in (("--rounds", rounds), ("--notify", notify)):
         if value is not None and not is_event:
