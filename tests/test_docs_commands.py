@@ -28,20 +28,28 @@ _INLINE = re.compile(r"`([^`]+)`")  # code spans, paired from the left as Markdo
 
 
 def _blocks(text: str) -> tuple[list[str], str]:
-    """The shell code blocks' lines (continuations joined) and the prose outside any block."""
+    """The shell code blocks' lines (continuations joined) and the prose outside any block.
+    In a block that shows a session (`$ ` prompts), only the prompted lines are commands:
+    the rest is their output (human-seat.md's "Results in DIR (tacocat-arena verify ...)"
+    was run as `verify '...;'`)."""
     shell: list[str] = []
     prose: list[str] = []
+    block: list[str] = []
     fence: str | None = None  # the open block's language, None outside blocks
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
+            if fence is not None and fence in ("", "sh", "bash", "console", "shell"):
+                joined = "\n".join(block).replace("\\\n", " ").splitlines()
+                session = any(line.lstrip().startswith("$ ") for line in joined)
+                shell += [ln for ln in joined if not session or ln.lstrip().startswith("$ ")]
             fence = line.strip().removeprefix("```") if fence is None else None
+            block = []
             continue
         if fence is None:
             prose.append(line)
-        elif fence in ("", "sh", "bash", "console", "shell"):
-            shell.append(line)
-    joined = "\n".join(shell).replace("\\\n", " ")
-    return joined.splitlines(), "\n".join(prose)
+        else:
+            block.append(line)
+    return shell, "\n".join(prose)
 
 
 def _shown_commands() -> list[tuple[str, str]]:
@@ -85,6 +93,17 @@ def _chain(words: list[str]) -> tuple[list[str], click.Command, list[str]]:
 COMMANDS = _shown_commands()
 
 
+def test_every_code_fence_stands_on_a_line_of_its_own() -> None:
+    """A fence after text (game-record.md's example ended `}```) closes nothing: the rest of
+    the page rendered as code, and this file read its blocks shifted by one."""
+    for path in DOCS:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        glued = [n for n, line in enumerate(lines, 1) if "```" in line.strip()[3:]]
+        assert not glued, f"{path.name}: lines {glued} hold a fence after other text"
+        fences = sum(line.lstrip().startswith("```") for line in lines)
+        assert fences % 2 == 0, f"{path.name}: {fences} fences, one is not closed"
+
+
 def test_the_docs_show_commands() -> None:
     assert len(COMMANDS) > 40, COMMANDS  # the extraction finds them
 
@@ -110,8 +129,9 @@ def test_each_shown_command_exists_with_its_options(where: str, shown: str) -> N
 
 # -- the commands run, in the order a reader meets them, in one clone (issue 37, point 3) ------
 #: The subcommands that the sequence runs (serve, submit, grade and bench have their own
-#: end-to-end tests: a server to stop, an arena to submit to, minutes of grading).
-RUN_IN_SEQUENCE = frozenset({"run", "play", "check", "verify", "replay"})
+#: end-to-end tests: a server to stop, an arena to submit to, minutes of grading; why-lose.md's
+#: analyze runs here, its default reference about 20 s of CPU).
+RUN_IN_SEQUENCE = frozenset({"run", "play", "check", "verify", "replay", "analyze"})
 
 #: A word standing for what the reader fills in: such a command is a form, not an example.
 _STAND_IN = re.compile(r"^(?:[A-Z][A-Z0-9_.]*|\.\.\.|.*\[.*)$")
@@ -123,7 +143,9 @@ NOT_IN_SEQUENCE = {
     "examples/trained_bot.py": "needs examples/agent.npz, minutes of training first "
     "(tests/test_training_example.py trains one briefly and plays it in a real run)",
     "--game g17": "g17 stands for a game of the reader's own results",
-    "replay lost.json": "lost.json is a record the reader saved from their own games",
+    "lost.json": "lost.json is a record the reader saved from their own games",
+    "play human": "a person plays it in a browser (test_human_seat.py plays it in Chromium); "
+    "here nobody would answer and each decision would wait out its 120 s",
     "--debug": "debug mode gives the bots this terminal (a person at a breakpoint)",
     "play human": "needs a person at the page (test_human_seat plays one in Chromium)",
     "http://arena.example:8000": "stands for the reader's own arena (test_why_owner "
@@ -194,6 +216,8 @@ def test_the_sequence_finds_the_commands_a_reader_runs() -> None:
     assert shown[0] == "tacocat-arena run", shown
     assert any(s.startswith("tacocat-arena run --bot mine=") for s in shown), shown
     assert any("examples/league.toml" in s for s in shown), shown
+    assert any(s.startswith("tacocat-arena analyze tests/golden") for s in shown), shown
+    assert not any(" ...;" in s or s.startswith("tacocat-arena play human") for s in shown)
 
 
 @pytest.mark.slow
