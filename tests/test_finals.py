@@ -98,7 +98,11 @@ def test_until_stable_stops_once_the_top_is_decided() -> None:
     assert not last.dropped  # decided: nobody is dropped after the last stage
     # The LOS is the pairs' statistic itself: four 2-0 pairs.
     assert last.boundaries[0].los == estimate(Pentanomial((0, 0, 0, 0, 4))).los
-    assert "Decided after 2 stages" in finals_lines(state)[-1]
+    lines = finals_lines(state)
+    assert "Decided after 2 stages" in lines[-1]
+    assert "LOS 1.000 over 4 pairs (decided)" in lines[-2]
+    one_pair = _play(_config(names, top=2, until_stable=True, games=2), _stronger(strength))[0]
+    assert "LOS 1.000 over 1 pair (open)" in finals_lines(one_pair)[1]  # not "1 pairs"
 
 
 def test_a_field_that_cannot_be_told_apart_stops_at_the_cap_undecided() -> None:

@@ -323,7 +323,7 @@ def finals_lines(state: FinalsState) -> list[str]:
             mark = "decided" if b.decided(settings.confidence) else "open"
             lines.append(
                 f"  {b.place}/{b.place + 1}: {b.higher} over {b.lower}, LOS {los} over "
-                f"{b.pairs} pairs ({mark})"
+                f"{b.pairs} pair{'' if b.pairs == 1 else 's'} ({mark})"
             )
         if stage.dropped:
             lines.append(f"  dropped: {', '.join(stage.dropped)}")
