@@ -289,10 +289,10 @@ async def _over(
     if swiss:
         table = swiss_table(settings.name, entrants, kind, deals, results)[1]
         say(f"event {settings.name!r}, Swiss standings (match points, Buchholz, SB):")
-        for line in table:
+        for line in table:  # in columns under the standings' names (they were ragged)
             say(
-                f"  {line.rank:>2}. {line.bot:<20} {line.points:g}  {line.buchholz:g}  "
-                f"{line.sonneborn_berger:g}"
+                f"  {line.rank:>2}. {line.bot:<20} {line.points:>6g} {line.buchholz:>6g} "
+                f"{line.sonneborn_berger:>6g}"
             )
     if settings.notify is not None:
         body = event_summary(settings.name, kind, standings, table, len(results))
