@@ -52,7 +52,7 @@ def _answer(legal: dict[str, Any]) -> dict[str, Any]:
     return {"kind": kind, "answers": [None] * len(legal["defence"])}
 
 
-def _play(web: str, page: str) -> bytes:
+def _play(web: str, page: str, per_game: dict[int, bytes] | None = None) -> bytes:
     """Read the page's stream and answer each request until the match is over; every byte
     the stream sent."""
     parts = urlsplit(web)
@@ -62,6 +62,7 @@ def _play(web: str, page: str) -> bytes:
     assert response.status == 200
     sent = b""
     answered: set[int] = set()
+    twins: list[tuple[int, dict[str, Any]]] = []  # the twin game accepted once offered
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         line = response.fp.readline()
@@ -71,8 +72,13 @@ def _play(web: str, page: str) -> bytes:
         if not line.startswith(b"data: "):
             continue
         state = json.loads(line[6:])
+        if per_game is not None:  # each game's states apart: the twin game deals the same
+            per_game[state["game"]] = per_game.get(state["game"], b"") + line
         if state["finished"]:
             break
+        if state["twin"] == "offered" and not twins:
+            twins.append(_post(web, page + "twin", {"accept": True}))
+            assert twins[0][0] == 200, twins
         request = state["request"]
         if request is not None and request["id"] not in answered:
             answered.add(request["id"])
@@ -98,15 +104,18 @@ def test_a_player_challenges_a_builtin_and_plays_an_unrated_game_to_its_end(
         assert _post(web, "/api/human/challenges", {"opponent": "random"})[0] == 401
         status, refused = _post(web, "/api/human/challenges", {"opponent": "rm -rf"}, tokens["bob"])
         assert status == 409 and "not a bot you may challenge" in refused["error"]
+        bad = {"opponent": "random", "pair": "yes"}
+        assert _post(web, "/api/human/challenges", bad, tokens["alice"])[0] == 400
         status, started = _post(
-            web, "/api/human/challenges", {"opponent": "random"}, tokens["alice"]
+            web, "/api/human/challenges", {"opponent": "random", "pair": True}, tokens["alice"]
         )
-        assert status == 201, started
+        assert status == 201 and started["pair"] is True, started
         again = _post(web, "/api/human/challenges", {"opponent": "greedy"}, tokens["alice"])
         assert again[0] == 409 and "in play already" in again[1]["error"]
         assert arena.status("/human/not-a-key/") == 404
         assert b"Your hand" in arena.get(started["url"])
-        sent = _play(web, started["url"])
+        per_game: dict[int, bytes] = {}
+        sent = _play(web, started["url"], per_game)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             (game,) = arena.json("/api/human/games?player=alice")["games"]
@@ -114,6 +123,10 @@ def test_a_player_challenges_a_builtin_and_plays_an_unrated_game_to_its_end(
                 break
             time.sleep(0.2)
         assert game["opponent"] == "random" and game["result"] in ("win", "loss", "draw")
+        # The twin game (same deal, seats swapped) was offered, accepted and played.
+        assert game["games"] == 2 and game["twin_result"] in ("win", "loss", "draw"), game
+        points = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+        assert game["pair_points"] == points[game["result"]] + points[game["twin_result"]]
         assert game["reason"] in ("goal", "round_cap"), game
         assert arena.json("/api/human/games?player=bob")["games"] == []
         assert b"Played by hand" in arena.get("/players/alice")  # in the player's history
@@ -122,21 +135,24 @@ def test_a_player_challenges_a_builtin_and_plays_an_unrated_game_to_its_end(
     finally:
         arena.stop()
     out = folder / "human" / str(started["game"])
-    record = json.loads((out / "games.jsonl").read_text().splitlines()[0])["record"]
-    seat = record["players"].index("alice")
-    # An opponent that replaced its whole dealt hand showed it face up: public, not a leak.
-    shown = {
-        (e["round"], tuple(e["discarded"]))
-        for e in record["events"]
-        if e["type"] == "replace" and e["seat"] == 1 - seat
-    }
-    for event in record["events"]:
-        if (
-            event["type"] == "deal"
-            and (event["round"], tuple(event["hands"][1 - seat])) not in shown
-        ):
-            hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
-            assert hand not in sent, f"round {event['round']}: the bot's hand reached the page"
+    lines = (out / "games.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and {1, 2} <= set(per_game)  # 0: before the first game
+    for index, line in enumerate(lines, 1):  # each game's bytes against its own deal
+        record = json.loads(line)["record"]
+        seat = record["players"].index("alice")
+        # An opponent that replaced its whole dealt hand showed it face up: public.
+        shown = {
+            (e["round"], tuple(e["discarded"]))
+            for e in record["events"]
+            if e["type"] == "replace" and e["seat"] == 1 - seat
+        }
+        for event in record["events"]:
+            if (
+                event["type"] == "deal"
+                and (event["round"], tuple(event["hands"][1 - seat])) not in shown
+            ):
+                hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
+                assert hand not in per_game[index], f"game {index} round {event['round']}: leak"
     assert b'"hands"' not in sent and b'"draw_pile"' not in sent
     verified = start_process(
         [sys.executable, "-m", "tacocat_arena.cli", "verify", str(out)],

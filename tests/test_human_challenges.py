@@ -99,3 +99,27 @@ def test_verify_finds_a_folder_without_its_row_and_a_finished_row_without_its_ga
     assert found[0].startswith("human/1 H1: the row says win but")
     assert "no finished game" in found[0]
     assert found[1].startswith("human/9 H1: a folder of") and "no row" in found[1]
+
+
+def test_a_table_from_before_pairs_gains_their_columns_and_keeps_its_games(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "human"
+    folder.mkdir()
+    with sqlite3.connect(folder / "games.sqlite") as db:
+        db.execute(
+            "CREATE TABLE human_games (number INTEGER PRIMARY KEY, player TEXT NOT NULL,"
+            " opponent TEXT NOT NULL, folder TEXT NOT NULL, started_at REAL NOT NULL,"
+            " result TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '',"
+            " rounds INTEGER NOT NULL DEFAULT 0, seat INTEGER)"
+        )
+        db.execute(
+            "INSERT INTO human_games VALUES (1, 'bob', 'random', 'x', 0, 'win', 'goal', 3, 0)"
+        )
+    challenges, spawned = _challenges(folder)
+    (old,) = challenges.history("bob")
+    assert old["result"] == "win" and old["games"] == 1 and old["twin_result"] == ""
+    challenges.start("carol", "greedy", pair=True)
+    assert challenges.history("carol")[0]["games"] == 2
+    for game in spawned:
+        game.close()

@@ -51,13 +51,25 @@ CREATE TABLE IF NOT EXISTS human_games (
     result TEXT NOT NULL DEFAULT '',
     reason TEXT NOT NULL DEFAULT '',
     rounds INTEGER NOT NULL DEFAULT 0,
-    seat INTEGER
+    seat INTEGER,
+    games INTEGER NOT NULL DEFAULT 1,
+    twin_result TEXT NOT NULL DEFAULT '',
+    pair_points REAL
 );
 CREATE TABLE IF NOT EXISTS human_optouts (
     bot TEXT PRIMARY KEY,
     at REAL NOT NULL
 )
 """
+
+
+#: The columns of a duplicate pair (the twin game offered after the first), added to a
+#: table that an arena wrote before they existed.
+_PAIR_COLUMNS = (
+    ("games", "INTEGER NOT NULL DEFAULT 1"),
+    ("twin_result", "TEXT NOT NULL DEFAULT ''"),
+    ("pair_points", "REAL"),
+)
 
 
 class ChallengeError(ValueError):
@@ -106,6 +118,10 @@ class Challenges:
         self.spawn = spawn or asyncio.ensure_future
         self.db = sqlite3.connect(folder / "games.sqlite", isolation_level=None)
         self.db.executescript(_SCHEMA)
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(human_games)")}
+        for column, kind in _PAIR_COLUMNS:  # a table written before pairs were offered
+            if column not in have:
+                self.db.execute(f"ALTER TABLE human_games ADD COLUMN {column} {kind}")
         self.by_key: dict[str, Challenge] = {}
 
     @staticmethod
@@ -138,14 +154,16 @@ class Challenges:
             return f"{MAX_LIVE} people are playing already: try again soon"
         return ""
 
-    def start(self, player: str, opponent: Any) -> Challenge:
+    def start(self, player: str, opponent: Any, *, pair: bool = False) -> Challenge:
         """Start ``player``'s game against ``opponent``: an example bot's name or an
         ``Opponent`` the arena resolved; refused (``refusal``) while the player has a game in
         play, the arena has ``MAX_LIVE``, or the bot's owner opted it out.  An ``Opponent``'s
-        ``release`` is called when the game ends, or at once if it does not start."""
+        ``release`` is called when the game ends, or at once if it does not start.
+        ``pair``: the twin game (the same deal, seats swapped) is offered after the first,
+        as ``play human --pair`` offers it."""
         if isinstance(opponent, Opponent):
             try:
-                return self._start(player, opponent.spec, opponent.release)
+                return self._start(player, opponent.spec, opponent.release, pair=pair)
             except BaseException:
                 opponent.release()
                 raise
@@ -156,10 +174,17 @@ class Challenges:
             )
         name = opponent.removeprefix("builtin:")
         bot = name if name != player else f"{name}-bot"
-        return self._start(player, BotSpec(bot, f"builtin:{name}"), lambda: None, shown=name)
+        spec = BotSpec(bot, f"builtin:{name}")
+        return self._start(player, spec, lambda: None, shown=name, pair=pair)
 
     def _start(
-        self, player: str, spec: BotSpec, release: Callable[[], None], shown: str = ""
+        self,
+        player: str,
+        spec: BotSpec,
+        release: Callable[[], None],
+        shown: str = "",
+        *,
+        pair: bool,
     ) -> Challenge:
         refused = self.refusal(player, shown or spec.name)
         if refused:
@@ -167,8 +192,9 @@ class Challenges:
         if spec.name == player:
             raise ChallengeError(f"the bot {spec.name!r} has the name of its challenger")
         number = self.db.execute(
-            "INSERT INTO human_games (player, opponent, folder, started_at) VALUES (?, ?, '', ?)",
-            (player, shown or spec.name, time.time()),
+            "INSERT INTO human_games (player, opponent, folder, started_at, games)"
+            " VALUES (?, ?, '', ?, ?)",
+            (player, shown or spec.name, time.time(), 2 if pair else 1),
         ).lastrowid
         assert number is not None
         out = self.folder / str(number)
@@ -193,16 +219,18 @@ class Challenges:
             raise ChallengeError(str(error)) from None
         challenge = Challenge(
             secrets.token_urlsafe(18), number, player, shown or spec.name, out,
-            Relay(player, spec.name),
+            Relay(player, spec.name, games=2 if pair else 1),
         )  # fmt: skip
         self.by_key[challenge.key] = challenge
         self._forget_old()
-        self.spawn(self._play(challenge, config, release))
+        self.spawn(self._play(challenge, config, release, pair))
         return challenge
 
-    async def _play(self, challenge: Challenge, config: Any, release: Callable[[], None]) -> None:
+    async def _play(
+        self, challenge: Challenge, config: Any, release: Callable[[], None], pair: bool
+    ) -> None:
         try:
-            match = await run_match(config, challenge.relay, pair=False)
+            match = await run_match(config, challenge.relay, pair=pair)
             self._record(challenge, match)
         finally:
             challenge.done = True
@@ -211,10 +239,13 @@ class Challenges:
     def _record(self, challenge: Challenge, match: HumanMatch) -> None:
         if not match.results:
             return
+        twin = row_of(match.results[1], challenge.player)[0] if len(match.results) > 1 else ""
         self.db.execute(
-            "UPDATE human_games SET result = ?, reason = ?, rounds = ?, seat = ? WHERE number = ?",
-            (*row_of(match.results[0], challenge.player), challenge.number),
-        )
+            "UPDATE human_games SET result = ?, reason = ?, rounds = ?, seat = ?,"
+            " twin_result = ?, pair_points = ? WHERE number = ?",
+            (*row_of(match.results[0], challenge.player), twin, match.pair_points,
+             challenge.number),
+        )  # fmt: skip
 
     def _forget_old(self) -> None:
         finished = [key for key, c in self.by_key.items() if c.done]
@@ -227,14 +258,14 @@ class Challenges:
 
     def history(self, player: str | None = None) -> list[dict[str, Any]]:
         """The person's games, newest first (every player's, or ``player``'s), unrated."""
-        query = "SELECT number, player, opponent, started_at, result, reason, rounds, seat"
-        query += " FROM human_games"
+        keys = ("number", "player", "opponent", "started_at", "result", "reason", "rounds",
+                "seat", "games", "twin_result", "pair_points")  # fmt: skip
+        query = f"SELECT {', '.join(keys)} FROM human_games"
         rows = (
             self.db.execute(query + " WHERE player = ? ORDER BY number DESC", (player,))
             if player is not None
             else self.db.execute(query + " ORDER BY number DESC LIMIT 200")
         )
-        keys = ("number", "player", "opponent", "started_at", "result", "reason", "rounds", "seat")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
@@ -249,7 +280,8 @@ def row_of(result: GameResult, player: str) -> tuple[str, str, int, int]:
 def verify_games(folder: Path) -> tuple[list[Problem], str]:
     """H1 of an arena's person's games (``DIR/human/``): every game's folder verifies as a
     match's (``verify_run_folder``), every finished row of ``human_games`` is its folder's
-    game (the player seated, the result, reason, rounds and seat the record gives), and
+    game (the player seated, the result, reason, rounds and seat the record gives, and the
+    twin game's result, of a pair), and
     every game folder has its row.  A row still in play (an arena stopped mid-game) is
     checked as far as its folder went, its result not."""
     problems: list[Problem] = []
@@ -260,7 +292,8 @@ def verify_games(folder: Path) -> tuple[list[Problem], str]:
     try:
         db = sqlite3.connect(f"{(folder / 'games.sqlite').resolve().as_uri()}?mode=ro", uri=True)
         rows = db.execute(
-            "SELECT number, player, opponent, result, reason, rounds, seat FROM human_games"
+            "SELECT number, player, result, reason, rounds, seat, games, twin_result"
+            " FROM human_games"
         ).fetchall()
         db.close()
     except sqlite3.Error as error:
@@ -269,7 +302,7 @@ def verify_games(folder: Path) -> tuple[list[Problem], str]:
     for extra in sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name not in numbers):
         problem(extra, f"a folder of {folder} with no row in games.sqlite")
     checked = 0
-    for number, player, _opponent, result, reason, rounds, seat in rows:
+    for number, player, result, reason, rounds, seat, games, twin in rows:
         game = folder / str(number)
         if not (game / "results.json").is_file():
             if result:
@@ -284,13 +317,16 @@ def verify_games(folder: Path) -> tuple[list[Problem], str]:
         if verified.unchecked:
             problem(number, f"its folder is not checked: {verified.unchecked}")
         results = [result_of(entry) for entry in verified.entries]
-        if len(results) != 1 or player not in results[0].seats:
-            problem(number, f"its folder holds no one game of {player!r}")
+        if not 1 <= len(results) <= games or any(player not in r.seats for r in results):
+            problem(number, f"its folder holds not the {games} game(s) of {player!r} it says")
             continue
-        derived = row_of(results[0], player)
-        if result and derived != (result, reason, rounds, seat):
+        derived = (
+            *row_of(results[0], player),
+            row_of(results[1], player)[0] if results[1:] else "",
+        )
+        if result and derived != (result, reason, rounds, seat, twin):
             problem(
                 number,
-                f"the row says {(result, reason, rounds, seat)} but its record {derived}",
+                f"the row says {(result, reason, rounds, seat, twin)} but its record {derived}",
             )
     return problems, f"{checked} game(s) played by hand in {folder} verified against their table"

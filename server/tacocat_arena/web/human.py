@@ -14,7 +14,9 @@ version's package as the hosted wing starts it (``Hosting.human_spec``: its sand
 limits), holding one of the arena's referee slots (``Arena.reserve(local=True)``) until the
 game ends, so a person's game never makes the arena referee more than its ``concurrency``.
 ``POST /api/human/versions/PLAYER/N`` (the owner's token) opts a version out of human
-challenges or back in.
+challenges or back in.  A challenge with ``"pair": true`` is a duplicate pair: the twin game
+(the same deal, seats swapped) is offered on the page after the first, as ``play human
+--pair`` offers it, and the table keeps both results and the pair's score.
 """
 
 from __future__ import annotations
@@ -104,16 +106,24 @@ async def challenge(request: Request) -> Response:
     asked = await _json_object(request)
     if asked is None:
         return error('send a JSON object: {"opponent": "greedy"}', 400)
+    pair = asked.get("pair", False)
+    if not isinstance(pair, bool):
+        return error('"pair" is true (the twin game offered after the first) or false', 400)
     found = challenges_of(request)
     opponent = asked.get("opponent")
     try:
         if isinstance(opponent, str) and parse_identity(opponent) is not None:
             opponent = hosted_opponent(arena_of(request), found, player, opponent)
-        started = found.start(player, opponent)
+        started = found.start(player, opponent, pair=pair)
     except ChallengeError as refusal:
         return error(str(refusal), 409)
     return JSONResponse(
-        {"url": f"/human/{started.key}/", "game": started.number, "opponent": started.opponent},
+        {
+            "url": f"/human/{started.key}/",
+            "game": started.number,
+            "opponent": started.opponent,
+            "pair": pair,
+        },
         201,
     )
 
@@ -206,7 +216,8 @@ async def seat_action(request: Request) -> Response:
 
 @access(Access.PUBLIC)
 async def seat_twin(request: Request) -> Response:
-    """No twin game is offered in the arena; refused like any answer to no offer."""
+    """The person's answer to the twin game's offer (a challenge of a pair); refused like
+    any answer to no offer otherwise."""
     found = _challenge(request)
     if found is None:
         return error("no such game", 404)

@@ -15,7 +15,9 @@ async function load() {
   const body = document.querySelector("#history tbody");
   for (const game of data.games) {
     const tr = document.createElement("tr");
-    for (const text of [game.number, game.player, game.opponent, game.result || "in play", game.reason, game.rounds]) {
+    for (const text of [game.number, game.player, game.opponent, game.result || "in play",
+      game.games > 1 ? `${game.twin_result || "-"}${game.pair_points === null ? "" : ` (pair ${game.pair_points})`}` : "",
+      game.reason, game.rounds]) {
       const td = document.createElement("td");
       td.textContent = `${text}`;
       tr.append(td);
@@ -28,10 +30,11 @@ async function challenge(event) {
   event.preventDefault();
   const token = document.getElementById("token").value.trim();
   const opponent = document.getElementById("opponent").value;
+  const pair = document.getElementById("pair").checked;
   const response = await fetch("/api/human/challenges", {
     method: "POST",
     headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    body: JSON.stringify({ opponent }),
+    body: JSON.stringify({ opponent, pair }),
   });
   const reply = await response.json();
   if (!response.ok) {
