@@ -211,3 +211,36 @@ def test_play_human_stopped_any_way_leaves_no_bot_process(
     assert not left, f"{how.name}: the bot's processes {left} outlived play human"
     if how is not signal.SIGKILL:
         assert "Traceback" not in cli.output(), cli.output()[-3000:]
+
+
+def test_a_flood_of_event_streams_does_not_cost_the_bot_its_clock(tmp_path: Path) -> None:
+    cli, host, port, path = _start(tmp_path)
+    stream = Stream(port, path)
+    state = stream.next_state(_open)
+    flood = []
+    for _ in range(300):  # each a stream that reads nothing: the kernel's buffers fill
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(f"GET {path}events HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        flood.append(sock)
+    own = {"Host": f"{host}:{port}", "Origin": f"http://{host}:{port}"}
+    for _ in range(6):  # a few of the person's decisions, each answered at once
+        if state["finished"] or state["ended"]:
+            break
+        answer = json.dumps({"request_id": state["request"]["id"], "action": _legal_answer(state)})
+        status, body = _request(port, "POST", path + "action", answer.encode(), own)
+        assert status == 200, body
+        asked = state["request"]["id"]
+        state = stream.next_state(
+            lambda s, asked=asked: (
+                s["finished"] or s["ended"] or (s["request"] and s["request"]["id"] != asked)
+            )
+        )
+    for sock in flood:
+        sock.close()
+    stream.close()
+    cli.popen.send_signal(signal.SIGTERM)
+    cli.popen.wait(60)
+    assert "Traceback" not in cli.output(), cli.output()[-3000:]
+    # The bot kept its clock: no game ended by a timeout while the streams were stalled.
+    assert not state["ended"] or state["ended"]["reason"] != "timeout", state["ended"]
+    assert not state["finished"] or all(r["reason"] != "timeout" for r in state["results"])
