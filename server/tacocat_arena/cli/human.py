@@ -76,10 +76,11 @@ def play_human_command(
         raise SystemExit(stop.exit_code) from None
     for number, result in enumerate(match.results, 1):
         seat = result.seats.index(name)
-        outcome = "draw" if result.winner is None else ("won" if result.winner == seat else "lost")
+        outcome = "drew" if result.winner is None else ("won" if result.winner == seat else "lost")
+        rounds = f"{result.rounds} round{'' if result.rounds == 1 else 's'}"
         console.print(
             f"Game {number} (you were seat {seat}): you {outcome} by {result.reason.value} "
-            f"after {result.rounds} rounds"
+            f"after {rounds}"
         )
     if match.pair_points is not None:
         console.print(f"Duplicate pair: you scored {match.pair_points:g} of 2 points")

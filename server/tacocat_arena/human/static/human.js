@@ -11,6 +11,7 @@ let sending = false;
 
 const $ = (id) => document.getElementById(id);
 const seatName = (seat) => (state && seat === state.seat ? "you" : (state ? state.opponent : "the bot"));
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const cards = (list) => (list && list.length ? list.join(" ") : "nothing");
 
 function describe(ev) {
@@ -202,8 +203,8 @@ function renderBoard(view) {
   }
   const goal = view.seat === 0 ? 0 : last;
   $("board-help").textContent = `Bring the Tacocat to your goal (position ${goal}). It is on ${view.tacocat}.`;
-  $("opponent-hand").textContent = `${view.opponent_hand_size} cards`;
-  $("draw-pile").textContent = `${view.draw_pile_size} cards`;
+  $("opponent-hand").textContent = plural(view.opponent_hand_size, "card");
+  $("draw-pile").textContent = plural(view.draw_pile_size, "card");
   $("round").textContent = `${view.round}`;
   $("discards").textContent = cards(view.discards);
   $("attack-line").textContent = view.current_attack && view.current_attack.length
