@@ -159,6 +159,23 @@ def test_report_shows_the_tournaments_own_tables(
     browser_page.assert_clean()
 
 
+def test_at_a_phones_width_the_page_keeps_to_the_screen_and_its_tables_scroll(
+    browser_page, tournament: Path
+) -> None:
+    """At 375 px the standings (820 px of columns) made the whole page scroll sideways; each
+    wide table now scrolls in its own box and stays a table for a screen reader."""
+    page = browser_page.page
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto(file_url(tournament / "out" / "report.html"))
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    box = page.eval_on_selector(
+        "#standings-table", "t => [t.clientWidth, t.scrollWidth, getComputedStyle(t).overflowX]"
+    )
+    assert box[0] <= 375 and box[1] > box[0] and box[2] == "auto", box  # it scrolls, inside
+    assert page.locator("#standings-table").aria_snapshot().startswith("- table")
+    browser_page.assert_clean()
+
+
 def test_a_replay_opened_from_the_report_matches_the_engine(
     browser_page, tournament: Path, tmp_path: Path
 ) -> None:
