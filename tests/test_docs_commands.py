@@ -147,7 +147,6 @@ NOT_IN_SEQUENCE = {
     "play human": "a person plays it in a browser (test_human_seat.py plays it in Chromium); "
     "here nobody would answer and each decision would wait out its 120 s",
     "--debug": "debug mode gives the bots this terminal (a person at a breakpoint)",
-    "play human": "needs a person at the page (test_human_seat plays one in Chromium)",
     "http://arena.example:8000": "stands for the reader's own arena (test_why_owner "
     "replays a real arena's game by its address)",
 }
