@@ -30,6 +30,8 @@ from tacocat_arena.arena.submissions import Status, Version
 from tacocat_arena.engine import Termination
 from tacocat_arena.launch.bots import BotProcess, BotStartError
 from tacocat_arena.launch.sandbox import SandboxMode
+from tacocat_arena.launch.spec import BotSpec, ConfigError
+from tacocat_arena.referee.settings import ClockSettings, RefereeSettings
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.executors import Batch, FinishedGame
@@ -281,3 +283,45 @@ def test_a_start_error_keeps_its_bot_across_a_pickle() -> None:
     error = pickle.loads(pickle.dumps(BotStartError("bot 'bob@v1' did not connect", "bob@v1")))
     assert isinstance(error, BotStartError)
     assert error.bot == "bob@v1" and str(error) == "bot 'bob@v1' did not connect"
+
+
+def test_a_batch_plays_the_versions_under_their_ladder_names_on_the_arenas_clock_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """A batch's config starts each version from its package (``BotPackage.spec``) under its
+    ladder name, and hands the referee the arena's ``ClockSettings`` themselves (milliseconds
+    end to end); the records read the same clock in seconds, as before."""
+    clock = ClockSettings(decision_ms=1234, bank_ms=567, grace_ms=89)
+
+    async def scenario() -> tuple[TournamentConfig, Path]:
+        store = ArenaStore(tmp_path / "arena")
+        arena = Arena(store, LadderSettings(referee=RefereeSettings(clock=clock)))
+        hosted = HostedSettings(sandbox=SandboxMode.NONE, pairs_per_batch=1)
+        hosting = Hosting(arena, hosted, ScriptedRunner(slots=0))
+        try:
+            alice, _ = await _two_versions(hosting)
+            pairing = arena.reserve("alice@v1", "bob@v1", deals=1, games=2, local=False)
+            config = hosting.config(hosting._batch("alice@v1", "bob@v1", pairing.pairs))
+            arena.release(pairing)
+            return config, hosting.submissions.package(alice).root
+        finally:
+            store.close()
+
+    config, alice_root = _run(scenario)  # type: ignore[misc]
+    assert [bot.name for bot in config.bots] == ["alice@v1", "bob@v1"]
+    assert config.bots[0].dir == alice_root
+    assert config.referee_settings.clock is clock
+    described = config.describe()
+    assert (described["move_timeout_s"], described["time_bank_s"]) == (1.234, 0.567)
+    assert described["grace_ms"] == 89
+
+
+def test_only_a_hosted_spec_may_carry_the_version_mark_and_then_exactly_once() -> None:
+    """``alice@v2`` is a ladder name: a config's bot can never take it (so none passes for a
+    hosted version), and a hosted spec's name is one player's name and one mark."""
+    assert BotSpec.checked("alice@v2", "python bot.py", hosted=True).name == "alice@v2"
+    with pytest.raises(ConfigError, match="bot name 'alice@v2'"):
+        BotSpec.checked("alice@v2", "python bot.py")
+    for name in ("alice", "a@b@v2", "alice@v2 x", "@v2", "alice@v0", "alice@2"):
+        with pytest.raises(ConfigError, match="PLAYER@vN"):
+            BotSpec.checked(name, "python bot.py", hosted=True)

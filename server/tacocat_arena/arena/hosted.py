@@ -54,7 +54,7 @@ import logging
 import secrets
 import shutil
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -486,10 +486,8 @@ class Hosting:
             package = self.submissions.package(self._active[name])
         except (KeyError, PackageError):
             return None
-        return BotSpec(
-            name, package.command, dir=package.root, env=package.env,
-            sandbox=self.mode, limits=self.settings.limits,
-        )  # fmt: skip
+        spec = package.spec(name, hosted=True)
+        return replace(spec, sandbox=self.mode, limits=self.settings.limits)
 
     def process_hash(self, name: str) -> str | None:
         """The token hash of hosted process ``name`` while the arena runs it, else None."""
@@ -540,19 +538,17 @@ class Hosting:
         return Batch(pairs.start, tuple(games))
 
     def config(self, batch: Batch) -> TournamentConfig:
-        """The small tournament a worker plays a batch as: the two versions' packages."""
-        specs = []
-        for name in batch.bots:
-            package = self.submissions.package(self._active[name])
-            specs.append(BotSpec(name, package.command, dir=package.root, env=package.env))
-        clock = self.arena.settings.referee.clock
+        """The small tournament a worker plays a batch as: the two versions' packages, under
+        their ladder names, on the arena's clock as it is (milliseconds end to end)."""
         return TournamentConfig(
-            bots=tuple(specs),
+            bots=tuple(
+                self.submissions.package(self._active[name]).spec(name, hosted=True)
+                for name in batch.bots
+            ),
             games_per_pairing=2,
             seed=self.arena.seed,
             concurrency=2,
-            move_timeout_s=clock.decision_ms / 1000,
-            time_bank_s=clock.bank_ms / 1000,
+            clock=self.arena.settings.referee.clock,
             ruleset=self.arena.settings.ruleset,
             out=self.folder,
             name=LADDER,
@@ -670,7 +666,7 @@ class Hosting:
         package = self.submissions.package(version)
         token = new_token()
         self._process_hashes[instance] = hash_token(token)
-        spec = BotSpec(version.identity, package.command, dir=package.root, env=package.env)
+        spec = package.spec(version.identity, hosted=True)
         process = BotProcess(
             spec,
             Launch(

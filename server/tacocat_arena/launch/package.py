@@ -127,11 +127,12 @@ class BotPackage:
         """The build command as an argument list, or None when there is nothing to build."""
         return None if self.build is None else shlex.split(self.build)
 
-    def spec(self, name: str) -> BotSpec:
+    def spec(self, name: str, *, hosted: bool = False) -> BotSpec:
         """The bot to start from this package under ``name``: its command, run from its
         folder with its variables (the gate, a grade's tiers and the arena's games all start
-        it so; ConfigError for a name or command ``BotSpec.checked`` refuses)."""
-        return BotSpec.checked(name, self.command, dir=self.root, env=self.env)
+        it so; ConfigError for a name or command ``BotSpec.checked`` refuses).  ``hosted``:
+        ``name`` is an arena version's ladder name (``alice@v2``, ``BotSpec.checked``)."""
+        return BotSpec.checked(name, self.command, dir=self.root, env=self.env, hosted=hosted)
 
 
 # -- bot.toml -----------------------------------------------------------------------------

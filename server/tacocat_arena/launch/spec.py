@@ -7,6 +7,7 @@ names.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,10 @@ from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builti
 from tacocat_arena.launch.sandbox import Limits, SandboxMode
 
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+")
+#: The one character an arena version's ladder name adds (``alice@v2``,
+#: ``arena.submissions.identity``): no config's bot and no connected bot has it.
+VERSION_MARK = "@"
+_HOSTED_NAME = re.compile(rf"[\w.+-]+{VERSION_MARK}v[1-9][0-9]*", re.ASCII)
 
 
 class ConfigError(ValueError):
@@ -82,12 +87,26 @@ class BotSpec:
         external_ok: bool = False,
         dir: Path | None = None,
         env: tuple[tuple[str, str], ...] = (),
+        hosted: bool = False,
     ) -> BotSpec:
         """A validated spec (an empty command only where bots connect by themselves): the
         one way a name and a command become a bot to start (a package's: ``BotPackage.spec``,
-        with its folder and variables)."""
+        with its folder and variables).
+
+        ``hosted``: the name is an arena version's ladder name, ``PLAYER@vN``, which the
+        arena makes (``arena.submissions.identity``) and its records and ``verify`` use as
+        they are; it holds ``VERSION_MARK`` once, which a config's name never may (so a
+        config's bot can never pass for a hosted version)."""
+        if hosted:
+            # Its length is the arena's: a player's name (arena.players) and the referee's
+            # 64 characters at Hello, which refuses a twin too long as a start error.
+            if not _HOSTED_NAME.fullmatch(name):
+                raise ConfigError(
+                    f"hosted bot name {name!r}: use PLAYER@vN (a player's name of letters, "
+                    "digits, '_', '-', '.' or '+', and a version number)"
+                )
         # 62: a twin instance's identity adds "~B" within the referee's 64 characters.
-        if not name or len(name) > 62 or not set(name) <= _NAME_CHARS:
+        elif not name or len(name) > 62 or not set(name) <= _NAME_CHARS:
             raise ConfigError(f"bot name {name!r}: use 1-62 letters, digits, '_', '-', '.' or '+'")
         if not command and external_ok:
             return cls(name, "", dir=dir, env=env)

@@ -100,8 +100,17 @@ class TournamentConfig:
     twins: bool = True
     #: The config file itself (hidden from sandboxed bots), if there is one.
     config_file: Path | None = None
+    #: The referee's clock as a caller already holds it (the arena's hosted batches: its
+    #: ``ClockSettings``), so it reaches the referee in milliseconds as given, with no trip
+    #: through seconds.  When set, ``move_timeout_s``, ``time_bank_s`` and ``grace_ms`` are
+    #: its figures (what the records and ``verify`` read), whatever else was passed.
+    clock: ClockSettings | None = None
 
     def __post_init__(self) -> None:
+        if self.clock is not None:
+            object.__setattr__(self, "move_timeout_s", self.clock.decision_ms / 1000)
+            object.__setattr__(self, "time_bank_s", self.clock.bank_ms / 1000)
+            object.__setattr__(self, "grace_ms", self.clock.grace_ms)
         if len(self.bots) < 2:
             raise ConfigError(
                 "a tournament needs at least two bots: add them under [[bots]] in the config "
@@ -276,7 +285,8 @@ class TournamentConfig:
     def referee_settings(self) -> RefereeSettings:
         """The referee settings these options describe."""
         return RefereeSettings(
-            clock=ClockSettings.from_seconds(
+            clock=self.clock
+            or ClockSettings.from_seconds(
                 self.move_timeout_s, self.time_bank_s, grace_ms=self.grace_ms
             ),
             failure_policy=self.failure_policy,
