@@ -216,7 +216,8 @@ def _announce(
     committed = secret_commitment(arena.event_secret(settings.name))
     arena.store.set_meta(event_commitment_key(settings.name), committed)
     games = (
-        f"a Swiss of {kind.rounds} rounds ({planned} games paired so far)"
+        f"a Swiss of {kind.rounds} round{'' if kind.rounds == 1 else 's'} "
+        f"({planned} games paired so far)"
         if swiss
         else f"{planned} games"
     )
