@@ -253,3 +253,41 @@ def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Pat
         db.execute("UPDATE human_games SET rounds = rounds + 1 WHERE number = 1")
     verified = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert verified.returncode == 1 and "human/1 H1" in verified.stdout + verified.stderr
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="hosted versions run under bwrap")
+def test_an_owner_opts_a_version_out_by_its_button_in_chromium(
+    tmp_path: Path,
+    browser_page: Any,
+) -> None:
+    """The player's page's button (with the owner's token typed in) opts the version out;
+    the challenge form no longer offers it, and the button then lets people play it again."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice")
+    arena = start_arena(folder, "--move-timeout", "5", "--workers", "1")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tacocat_arena.cli", "submit", str(GREEDY_PACKAGE),
+             "--arena", arena.web, "--token", tokens["alice"], "--wait", "--timeout", "150"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=200,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        page = browser_page.page
+        page.goto(arena.web + "/human/")
+        page.wait_for_selector("#opponent option[value='alice@v1']", state="attached")
+        page.goto(arena.web + "/players/alice")
+        page.fill("#upload-token", tokens["alice"])
+        page.click("button[data-challenges='false']")
+        page.wait_for_selector("text=Let people play v1", timeout=30_000)  # reloaded
+        assert "alice@v1" not in arena.json("/api/human/games")["opponents"]
+        page.goto(arena.web + "/human/")
+        page.wait_for_selector("#opponent option[value='greedy']", state="attached")
+        assert page.query_selector("#opponent option[value='alice@v1']") is None
+        page.goto(arena.web + "/players/alice")
+        page.fill("#upload-token", tokens["alice"])
+        page.click("button[data-challenges='true']")
+        page.wait_for_selector("text=Opt v1 out of games against people", timeout=30_000)
+        assert "alice@v1" in arena.json("/api/human/games")["opponents"]
+        browser_page.assert_clean()
+    finally:
+        arena.stop()
