@@ -125,14 +125,22 @@ def test_a_peer_that_two_sockets_match_is_refused_and_mapped_addresses_read_as_i
     monkeypatch.setattr(peers, "_PROC", tmp_path)
     check = PeerCheck(tcp_port=0x1770)
     check.expect("me", 999_999)
-    for tcp, tcp6, inodes in ((v4, "", [11]), ("", v6, [12]), (v4, v6, [11, 12])):
+    for tcp, tcp6, inodes in ((v4, "", {11}), ("", v6, {12}), (v4, v6, {11, 12})):
         (tmp_path / "net" / "tcp").write_text(head + tcp)
         (tmp_path / "net" / "tcp6").write_text(head + tcp6)
         client = peers._peer_address("ipv4:127.0.0.2:5000")
         assert client is not None and peers._tcp_inodes(client, 0x1770) == inodes
-        assert peers._tcp_inodes(client, 0x1771) == []  # another server's port
+        assert peers._tcp_inodes(client, 0x1771) == set()  # another server's port
     refused = check("me", "ipv4:127.0.0.2:5000")
     assert refused is not None and "2 sockets" in refused and "refused" in refused
+    # Both sockets are the bot's own (a table listed one twice as the kernel's seq_file may,
+    # or the bot holds both): the connection is one of them, so the bot is admitted.
+    fds = tmp_path / "999999" / "fd"
+    fds.mkdir(parents=True)
+    (fds / "3").symlink_to("socket:[11]")
+    assert check("me", "ipv4:127.0.0.2:5000") is not None  # 12 is still nobody's
+    (fds / "4").symlink_to("socket:[12]")
+    assert check("me", "ipv4:127.0.0.2:5000") is None
 
 
 @linux_only

@@ -63,22 +63,25 @@ class PeerCheck:
         inodes = _tcp_inodes(address, self.tcp_port)
         if not inodes:
             return f"no loopback connection from {peer!r} in the kernel's socket table"
-        if len(inodes) > 1:
-            return (
-                f"{len(inodes)} sockets in the kernel's tables match {peer!r}: the connection "
-                "cannot be told apart, so it is refused"
-            )
-        (inode,) = inodes
         # The started process itself first: its launcher's helpers exec the bot in place, so
         # it usually holds the socket, and its descendants' table is read only if it does not.
-        if inode not in _socket_inodes(root) and not any(
-            inode in _socket_inodes(pid) for pid in descendants(root)[1:]
-        ):
+        held = _socket_inodes(root)
+        if not inodes <= held:
+            for pid in descendants(root)[1:]:
+                held |= _socket_inodes(pid)
+        if inodes <= held:
+            # Every socket at that address is the bot's own (a socket can be listed more than
+            # once, or the bot hold several at one port): the connection is one of them.
+            return None
+        if len(inodes) > 1:
             return (
-                f"the connection does not come from the process the runner started for "
-                f"{name!r} (pid {root}): a bot's token works only from its own process"
+                f"{len(inodes)} sockets in the kernel's tables match {peer!r}, not all of them "
+                f"{name!r}'s: the connection cannot be told apart, so it is refused"
             )
-        return None
+        return (
+            f"the connection does not come from the process the runner started for "
+            f"{name!r} (pid {root}): a bot's token works only from its own process"
+        )
 
     def _check_unix(self, name: str, root: int) -> str | None:
         own = [path for path, owner in self.sockets.items() if owner == name]
@@ -214,12 +217,12 @@ def _table_address(field: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Ad
 
 def _tcp_inodes(
     client: tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int], server_port: int
-) -> list[int]:
+) -> set[int]:
     """The inodes of every socket, in both tables, whose local end is exactly ``client``
     (address and port) and whose remote end is ``server_port`` on loopback: one for a
     genuine connection.  Matching the port alone let a socket bound to another loopback
     address at the same port (``::ffff:127.0.0.2``, listed in ``tcp6``) pass as the bot's."""
-    found = []
+    found: set[int] = set()
     for table in ("tcp", "tcp6"):
         try:
             lines = (_PROC / "net" / table).read_text().splitlines()[1:]
@@ -236,7 +239,7 @@ def _tcp_inodes(
                 and remote_ip.is_loopback
                 and _table_address(fields[1]) == client
             ):
-                found.append(inode)
+                found.add(inode)
     return found
 
 
