@@ -123,15 +123,20 @@ def test_the_live_board_says_whose_decision_is_pending_and_stays_where_the_reade
     # Whose decision: its bot, its seat and a clock, in the line above the board and in the
     # seat's box.
     page.wait_for_function("() => document.getElementById('pending').dataset.seats !== ''")
-    seats = page.locator("#pending").get_attribute("data-seats") or ""
+    # One reading, in one turn of the page's loop: the game moves on between two reads.
+    seats, text, waiting, clocks, first = page.evaluate(
+        "() => { const pending = document.getElementById('pending');"
+        " return [pending.dataset.seats, pending.innerText,"
+        " [0, 1].map(s => document.querySelector(`#seat-${s}.waiting`) !== null),"
+        " [0, 1].map(s => document.getElementById(`clock-${s}`).innerText),"
+        " document.querySelector('#seat-0 h2').innerText]; }"
+    )
     seat = int(seats.split()[0])
-    names = ("ann", "ben") if page.locator("#seat-0 h2").inner_text().startswith("ann") else (
-        "ben", "ann")  # fmt: skip
-    text = page.locator("#pending").inner_text()
+    names = ("ann", "ben") if first.startswith("ann") else ("ben", "ann")
     assert f"{names[seat]} (seat {seat}, " in text, text
     assert " s left" in text, text
-    assert page.locator(f"#seat-{seat}.waiting").count() == 1
-    assert " s left" in page.locator(f"#clock-{seat}").inner_text()
+    assert waiting[seat], waiting
+    assert " s left" in clocks[seat], clocks
     # The reader puts the board at the top of the screen; ten updates later it is still
     # there and the window has not scrolled.
     page.evaluate(
