@@ -124,13 +124,20 @@ def _leaks(sent: bytes, record: dict[str, Any], seat: int) -> list[str]:
         for e in record["events"]
         if e["type"] == "replace" and e["seat"] == 1 - seat
     }
+    held = {tuple(view["hand"]) for view in _views_at_own_decisions(record, seat)} | {
+        tuple(e["hands"][seat]) for e in record["events"] if e["type"] == "deal"
+    }
     for event in record["events"]:
         if event["type"] != "deal" or (event["round"], tuple(event["hands"][1 - seat])) in shown:
             continue
         hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
-        if hand in sent:
-            at = sent.index(hand)
-            context = sent[max(0, at - 160) : at + 40].decode(errors="replace")
+        # The person may have held the same cards itself in another round (the deck has several
+        # of each value): then its own "hand" fields are no leak, and only other places are.
+        own = b'"hand":' + hand if tuple(event["hands"][1 - seat]) in held else b"\0"
+        rest = sent.replace(own, b"")
+        if hand in rest:
+            at = rest.index(hand)
+            context = rest[max(0, at - 160) : at + 40].decode(errors="replace")
             found.append(f"round {event['round']}'s opponent hand {hand.decode()} in: {context}")
         pile = event["draw_pile"]
         for start in range(len(pile) - 5):
