@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import gc
 import multiprocessing.process
+import multiprocessing.resource_tracker
 import os
 import resource
 import signal
@@ -164,7 +165,11 @@ def processes(tmp_path: Path) -> Iterator[Any]:
 def _left_behind(before: set[int]) -> set[int]:
     left = process_support.descendants(beyond=before)
     kept = process_support.kept_by_fixtures
-    return {pid for pid in left if not any(keeps(pid) for keeps in kept)}
+    # This process's own multiprocessing resource tracker (started by the first test that
+    # makes a process pool, e.g. a Dask LocalCluster): one per process, by design, living as
+    # long as the pytest worker itself.
+    tracker = getattr(multiprocessing.resource_tracker._resource_tracker, "_pid", None)
+    return {pid for pid in left if pid != tracker and not any(keeps(pid) for keeps in kept)}
 
 
 @pytest.fixture(autouse=True)
