@@ -25,6 +25,7 @@ from pathlib import Path
 import grpc
 import pytest
 from check_support import REPO_ROOT  # tests/ (pytest pythonpath)
+from node_support import node_dependencies  # tests/ (pytest pythonpath)
 
 from tacocat.v1 import arena_pb2 as pb
 from tacocat_bot.inbox import Inbox
@@ -46,8 +47,9 @@ def _slow_bot(language: str) -> str:
     Node example's, made slow by its TACOCAT_BOT_SLOW."""
     if language == "python":
         return f"python {SLOW_BOT}"  # the runner's own interpreter, as for every bot
-    if NODE is None or not (NODE_BOT.parent / "node_modules").is_dir():
-        pytest.skip("node, or example_bots/node/node_modules (npm ci), is missing")
+    node_dependencies()  # npm ci under its lock, or a skip with the reason
+    if NODE is None:
+        pytest.skip("node is not on PATH")
     return f"{NODE} {NODE_BOT}"
 
 

@@ -15,7 +15,6 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from arena_support import (  # tests/ (pytest pythonpath)
     start_bots,
     wait_until,
 )
+from node_support import node_dependencies  # tests/ (pytest pythonpath)
 from process_support import start_process
 
 from tacocat_bot.client import reconnects_by_default
@@ -132,16 +132,11 @@ def test_reconnecting_is_on_for_serve_addresses_and_off_for_launched_bots(
 
 def test_the_node_example_reconnects_after_a_serve_restart(tmp_path: Path, cleanup: list) -> None:
     """example_bots/node/bot.js does as the SDK: it outlives SIGTERM of the arena."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node or npm is not on PATH (install Node.js 18+ to test example_bots/node)")
-    if not (NODE_DIR / "node_modules").is_dir():
-        installed = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", "--prefer-offline"],
-            cwd=NODE_DIR, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-        if installed.returncode != 0:
-            pytest.skip(f"`npm ci` in example_bots/node failed: {installed.stderr[-300:]}")
+    # Installed under node_support's lock: a folder that merely exists may be another
+    # worker's `npm ci` half way (the bot then found no @grpc/grpc-js).
+    node_dependencies()
+    node = shutil.which("node")
+    assert node is not None  # node_dependencies skips without it
     folder = tmp_path / "arena"
     tokens = add_players(folder, "ann", "nod")
     port = _free_port()
