@@ -89,7 +89,7 @@ def events_response(relay: Relay) -> StreamingResponse:
 async def action_response(relay: Relay, request: Request) -> JSONResponse:
     """The page's answer to its open request: 200 with what was played, or 409 saying why not
     (``Relay.answer``); 400/413 for a body that is no small JSON object."""
-    body = await _json_body(request)
+    body = await json_body(request)
     if isinstance(body, JSONResponse):
         return body
     try:
@@ -101,7 +101,7 @@ async def action_response(relay: Relay, request: Request) -> JSONResponse:
 
 async def twin_response(relay: Relay, request: Request) -> JSONResponse:
     """The person's answer to the twin game's offer."""
-    body = await _json_body(request)
+    body = await json_body(request)
     if isinstance(body, JSONResponse):
         return body
     try:
@@ -141,8 +141,11 @@ def create_page(relay: Relay, key: str) -> Starlette:
     )
 
 
-async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
-    """The request's JSON object, or the 400/413 response that says what is wrong with it."""
+async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
+    """The request's JSON object, or the 400/413 response that says what is wrong with it.
+    Read as it streams in and refused at ``MAX_BODY_BYTES``, never read whole first: a
+    stranger's body could be as large as it likes (the arena's challenge and opt-out routes,
+    web/human.py, read theirs by it too)."""
     chunks = []
     size = 0
     async for chunk in request.stream():

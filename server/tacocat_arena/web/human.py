@@ -21,8 +21,6 @@ challenges or back in.  A challenge with ``"pair": true`` is a duplicate pair: t
 
 from __future__ import annotations
 
-import json
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -32,10 +30,10 @@ from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.submissions import PLAYING, identity, parse_identity, parse_version_number
 from tacocat_arena.human.challenges import Challenge, ChallengeError, Challenges, Opponent
 from tacocat_arena.human.page import (
-    MAX_BODY_BYTES,
     action_response,
     asset_response,
     events_response,
+    json_body,
     twin_response,
     write_refusal,
 )
@@ -103,9 +101,9 @@ async def challenge(request: Request) -> Response:
     """Start the player's game against the bot the body names: 201 with the page's address."""
     player = caller(request).player
     assert player is not None  # Access.PLAYER
-    asked = await _json_object(request)
-    if asked is None:
-        return error('send a JSON object: {"opponent": "greedy"}', 400)
+    asked = await _json_object(request, '{"opponent": "greedy"}')
+    if isinstance(asked, Response):
+        return asked
     pair = asked.get("pair", False)
     if not isinstance(pair, bool):
         return error('"pair" is true (the twin game offered after the first) or false', 400)
@@ -128,14 +126,13 @@ async def challenge(request: Request) -> Response:
     )
 
 
-async def _json_object(request: Request) -> dict[str, object] | None:
-    """The request's body as a JSON object (of at most ``MAX_BODY_BYTES``), else None."""
-    body = await request.body()
-    try:
-        asked = json.loads(body) if len(body) <= MAX_BODY_BYTES else None
-    except (ValueError, RecursionError):
-        asked = None
-    return asked if isinstance(asked, dict) else None
+async def _json_object(request: Request, hint: str) -> dict[str, object] | Response:
+    """The request's body as a JSON object (``page.json_body``: read as it comes, 413 past
+    ``MAX_BODY_BYTES``), else the 400 that shows ``hint``, the body this route takes."""
+    asked = await json_body(request)
+    if isinstance(asked, Response) and asked.status_code != 413:
+        return error(f"send a JSON object: {hint}", 400)
+    return asked
 
 
 @access(Access.PUBLIC)
@@ -158,8 +155,10 @@ async def opt_out(request: Request) -> Response:
     hosting = hosted_of(arena_of(request))
     if number is None or hosting is None or hosting.version(player, number) is None:
         return error(f"{player} has no version {request.path_params['number'][:20]!r}", 404)
-    asked = await _json_object(request)
-    wanted = None if asked is None else asked.get("challenges")
+    asked = await _json_object(request, '{"challenges": false} (or true)')
+    if isinstance(asked, Response):
+        return asked
+    wanted = asked.get("challenges")
     if not isinstance(wanted, bool):
         return error('send a JSON object: {"challenges": false} (or true)', 400)
     name = identity(player, number)
