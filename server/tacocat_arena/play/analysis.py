@@ -355,25 +355,11 @@ def analyze_view(
             index, view.round, view.kind.value, played, answered, (only,), options[0],
             base, base, 0.0, 0.0, None, None, stake, forced=True,
         )  # fmt: skip
-    per_seed: list[dict[Action, list[float]]] = []
-    for seed_index in range(reference.seeds):
-        rng = random.Random(f"{reference.seed}:{index}:{seed_index}")
-        policy = IsmctsPolicy(reference.iterations, uct=reference.uct, rng=rng)
-        per_seed.append(policy.evaluate(view, options))
-    values = tuple(
-        _value(action, [seed[action] for seed in per_seed], base, stake) for action in options
-    )
+    per_seed, values = _searched(view, options, reference, index, base, stake)
     best, win_played, loss, loss_se = _judged(per_seed, values, played, stake)
     hindsight = None
     if known is not None:
-        true_seeds = []
-        for seed_index in range(reference.seeds):
-            rng = random.Random(f"{reference.seed}:{index}:{seed_index}:hindsight")
-            policy = IsmctsPolicy(reference.iterations, uct=reference.uct, rng=rng)
-            true_seeds.append(policy.evaluate(view, options, known))
-        true_values = [
-            _value(action, [seed[action] for seed in true_seeds], base, stake) for action in options
-        ]
+        true_seeds, true_values = _searched(view, options, reference, index, base, stake, known)
         true_best, true_played, true_loss, true_se = _judged(true_seeds, true_values, played, stake)
         hindsight = Hindsight(true_best.action, true_best.win, true_played, true_loss, true_se)
     return DecisionAnalysis(
@@ -393,6 +379,30 @@ def analyze_view(
         stake=stake,
         hindsight=hindsight,
     )
+
+
+def _searched(
+    view: SeatView,
+    options: list[Action],
+    reference: Reference,
+    index: int,
+    base: float,
+    stake: float,
+    known: tuple[tuple[Card, ...], tuple[Card, ...]] | None = None,
+) -> tuple[list[dict[Action, list[float]]], tuple[ActionValue, ...]]:
+    """Every option tried by the reference's search, once per seed (each seed's results per
+    action, and each action's value over them): from the seat's information set, or with
+    ``known`` in the true deal alone (the figure with hindsight, on seeds of its own)."""
+    tag = "" if known is None else ":hindsight"
+    per_seed: list[dict[Action, list[float]]] = []
+    for seed_index in range(reference.seeds):
+        rng = random.Random(f"{reference.seed}:{index}:{seed_index}{tag}")
+        policy = IsmctsPolicy(reference.iterations, uct=reference.uct, rng=rng)
+        per_seed.append(policy.evaluate(view, options, known))
+    values = tuple(
+        _value(action, [seed[action] for seed in per_seed], base, stake) for action in options
+    )
+    return per_seed, values
 
 
 def _judged(
