@@ -33,7 +33,7 @@ import enum
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from tacocat_arena.stats.pairs import Pentanomial, estimate
 from tacocat_arena.tournament.config import FinalsSettings, TournamentConfig
@@ -108,24 +108,27 @@ class FinalsState:
         return [game for stage in self.stages for game in stage.games]
 
     @property
+    def finished_stages(self) -> list[FinalsStage]:
+        """The stages played to their end, in order."""
+        return [stage for stage in self.stages if stage.finished]
+
+    @property
     def decided(self) -> bool:
         """Whether the last finished stage's boundaries all reach the confidence."""
-        finished = [stage for stage in self.stages if stage.finished]
+        finished = self.finished_stages
         return bool(finished) and all(
             b.decided(self.settings.confidence) for b in finished[-1].boundaries
         )
 
     @property
     def order(self) -> list[str]:
-        """The event's final order so far: the last finished stage's ranking, then each
-        stage's dropped bots, later stages first."""
-        finished = [stage for stage in self.stages if stage.finished]
+        """The event's final order so far: the last finished stage's ranking (its dropped
+        bots are that ranking's tail), then each earlier stage's dropped bots, later stages
+        first."""
+        finished = self.finished_stages
         if not finished:
             return []
-        last = finished[-1]
-        order = [row.bot for row in last.ranking or ()]
-        kept = set(order) - set(last.dropped)
-        order = [bot for bot in order if bot in kept] + list(last.dropped)
+        order = [row.bot for row in finished[-1].ranking or ()]
         for stage in reversed(finished[:-1]):
             order += stage.dropped
         return order
@@ -148,20 +151,8 @@ class FinalsState:
                     "games": len(stage.games),
                     "ranking": None
                     if stage.ranking is None
-                    else [
-                        {"bot": row.bot, "points": row.points, "games": row.games}
-                        for row in stage.ranking
-                    ],
-                    "boundaries": [
-                        {
-                            "place": b.place,
-                            "higher": b.higher,
-                            "lower": b.lower,
-                            "pairs": b.pairs,
-                            "los": b.los,
-                        }
-                        for b in stage.boundaries
-                    ],
+                    else [asdict(row) for row in stage.ranking],
+                    "boundaries": [asdict(b) for b in stage.boundaries],
                     "dropped": list(stage.dropped),
                 }
                 for stage in self.stages
@@ -343,10 +334,9 @@ def finals_ending(state: FinalsState) -> str:
     )
     if state.ended is Ended.DECIDED:
         return f"Decided after {stages}: {what}"
-    if state.ended is Ended.FIELD:
-        verdict = "decided" if state.decided else "not decided"
-        return f"Ended after {stages}, the field cut to its smallest; {what}: {verdict}"
     verdict = "decided" if state.decided else "not decided"
+    if state.ended is Ended.FIELD:
+        return f"Ended after {stages}, the field cut to its smallest; {what}: {verdict}"
     return f"Stopped at the cap of {settings.max_stages} stages; {what}: {verdict}"
 
 
@@ -356,6 +346,6 @@ def finals_words(config: TournamentConfig) -> str:
     stop = (
         f"until the top {f.top} are decided at LOS {f.confidence:g}"
         if f.until_stable
-        else ("until the field can be cut no further")
+        else "until the field can be cut no further"
     )
     return f"finals (cut {f.cut:g} a stage, {stop}, at most {f.max_stages} stages), "
