@@ -54,7 +54,7 @@ EVENT_FORMATS = (TournamentFormat.ROUND_ROBIN, TournamentFormat.SWISS)
 
 @dataclass(frozen=True)
 class EventSettings:
-    """One round-robin event."""
+    """One event: a round robin, or a Swiss (``format``, ``rounds``)."""
 
     name: str = "round-robin"
     games_per_pairing: int = 2
@@ -90,6 +90,12 @@ class EventSettings:
         return min(wanted, swiss_max_rounds(entrants))
 
 
+def event_entrants_key(event: str) -> str:
+    """The ``meta`` key of event ``event``'s entrants (a JSON list), stored at its start and
+    as late joiners join, so a restarted server plays the same event on."""
+    return f"event:{event}:entrants"
+
+
 def event_format_key(event: str) -> str:
     """The ``meta`` key of event ``event``'s format and rounds, stored at its start (JSON),
     so a restarted server plays the event it started; absent for an event from before: a
@@ -122,7 +128,7 @@ async def run_event(
 ) -> None:
     """Play the event to its end, then set ``stop`` (the server's run is the event's)."""
     store = arena.store
-    key = f"event:{settings.name}:entrants"
+    key = event_entrants_key(settings.name)
     begun = await _start(arena, settings, stop, say)
     if begun is None:
         return
@@ -237,7 +243,7 @@ async def _start(
     on), or, ``start_after_s`` after start-up, the bots connected then, stored now (None: the
     server stopped first).  Waiting for a second bot is said once: the server sat silent."""
     store = arena.store
-    key = f"event:{settings.name}:entrants"
+    key = event_entrants_key(settings.name)
     stored = store.meta(key)
     if stored is not None:
         deals = event_deals(store.meta(event_deals_key(settings.name)))
@@ -476,7 +482,7 @@ def event_view(arena: Arena, event: str) -> dict[str, Any] | None:
     with their tiebreaks; a round robin's standings.  Only published games count: a game held
     until its twin ends (``Arena.held_ids``) is not shown, as on every other page."""
     store = arena.store
-    stored = store.meta(f"event:{event}:entrants")
+    stored = store.meta(event_entrants_key(event))
     if stored is None:
         return None
     entrants: list[str] = json.loads(stored)

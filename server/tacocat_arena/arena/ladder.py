@@ -883,7 +883,7 @@ def _arena_seed(store: ArenaStore) -> int:
 
 
 def event_over_key(event: str) -> str:
-    """The ``meta`` key set when round-robin event ``event`` is over."""
+    """The ``meta`` key set when event ``event`` (a round robin or a Swiss) is over."""
     return f"event:{event}:over"
 
 

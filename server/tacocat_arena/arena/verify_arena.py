@@ -39,6 +39,7 @@ from tacocat_arena.arena.deals import (
 from tacocat_arena.arena.events import (
     EventKind,
     event_commitment_key,
+    event_entrants_key,
     event_format_key,
     swiss_problems,
 )
@@ -135,7 +136,7 @@ def _swiss(
     found = []
     for event in sorted({row[1] for row in rows if row[1] != LADDER}):
         kind = EventKind.of(meta.get(event_format_key(event)), 2)
-        entrants = meta.get(f"event:{event}:entrants")
+        entrants = meta.get(event_entrants_key(event))
         if kind.format is not TournamentFormat.SWISS or entrants is None:
             continue
         games = [
