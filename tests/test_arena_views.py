@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+from tacocat_arena.arena.failures import game_failures
 from tacocat_arena.arena.ladder import LiveGame
 from tacocat_arena.arena.names import public_name, public_record, public_text
+from tacocat_arena.arena.store import StoredGame
 from tacocat_arena.engine import DEFAULT_RULESET, DecisionKind, Game, Termination
 from tacocat_arena.referee import PendingDecision
 from tacocat_arena.report import render_live
+from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.runner import TWIN_SUFFIX
 from tacocat_arena.web import views
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def _live(seats: tuple[str, str] = ("alice@v1" + TWIN_SUFFIX, "ben")) -> LiveGame:
@@ -91,3 +97,19 @@ def test_a_records_texts_name_the_bots_and_the_stored_record_is_untouched() -> N
     assert shown["events"][0]["detail"] == "alice@v1 (seat 1): bot 'alice@v1' left"
     assert shown["seed"] == 3 and shown["players"] == ["ben", "alice@v1"]
     assert "~B" in record["events"][0]["detail"]
+
+
+def test_a_players_failure_names_its_bot_not_the_twin_that_failed() -> None:
+    """The owner's page (``arena.failures``) shows a forfeit's detail with public names, as
+    every other page does: the twin that crashed (``greedy~B``) is ``greedy``."""
+    record = json.loads((GOLDEN / "forfeit-crash.json").read_text())
+    detail = "greedy~B (seat 0): bot 'greedy~B' disconnected: its stream ended"
+    for entry in record["actions"] + record["events"]:  # the record re-verifies: both
+        if "forfeit" in (entry.get("type"), *entry):
+            entry["detail"] = detail
+    result = GameResult("L000002b", ("greedy", "random"), 1, 1, Termination.FORFEIT_CRASH, 1,
+                        (1, 1), (0.0, 0.0), forfeit_by=0)  # fmt: skip
+    stored = StoredGame(2, result, "ladder", 1, "", "2026-12-01T00:00:00Z")
+    (failure,) = game_failures(record, stored, "greedy", 1000)
+    assert failure["detail"] == "greedy (seat 0): bot 'greedy' disconnected: its stream ended"
+    assert TWIN_SUFFIX not in json.dumps(failure)

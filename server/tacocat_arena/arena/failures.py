@@ -30,6 +30,7 @@ from google.protobuf.message import Message
 
 from tacocat_arena.arena.hosted import hosted_of
 from tacocat_arena.arena.ladder import Arena
+from tacocat_arena.arena.names import public_text
 from tacocat_arena.arena.store import StoredGame
 from tacocat_arena.arena.submissions import parse_identity
 from tacocat_arena.check.script import decision_request
@@ -52,7 +53,8 @@ FAILED = (Answered.FORFEIT, Answered.FALLBACK, Answered.SUBSTITUTED)
 def game_failures(
     record: Mapping[str, Any], stored: StoredGame, bot: str, allowance_ms: int
 ) -> list[dict[str, Any]]:
-    """Every failed decision of ``bot``'s seat(s) in one stored game."""
+    """Every failed decision of ``bot``'s seat(s) in one stored game; a detail that names
+    a twin instance (``NAME~B``, the session that failed) names the bot, as every page does."""
     found: list[dict[str, Any]] = []
     for seat, name in enumerate(stored.result.seats):
         if name != bot or not _any_failure(record, seat):
@@ -75,7 +77,7 @@ def game_failures(
                     "round": decision.round,
                     "kind": decision.kind.value,
                     "failure": decision.answered.value,
-                    "detail": decision.detail,
+                    "detail": public_text(decision.detail, stored.result.seats),
                     "refused": entry.get("refused"),
                     "played": None if decision.action is None else str(decision.action),
                     "request": request_json(request),
