@@ -27,7 +27,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tacocat_arena.human.local import HumanMatch, human_config, run_match
+from tacocat_arena.human.local import (
+    DEFAULT_HUMAN_MOVE_TIMEOUT_S,
+    HumanMatch,
+    human_config,
+    run_match,
+)
 from tacocat_arena.human.relay import Relay
 from tacocat_arena.launch.builtins import BUILTINS
 from tacocat_arena.launch.spec import BotSpec
@@ -108,7 +113,7 @@ class Challenges:
         folder: Path,
         *,
         bot_move_timeout_s: float,
-        human_move_timeout_s: float = 120.0,
+        human_move_timeout_s: float = DEFAULT_HUMAN_MOVE_TIMEOUT_S,
         spawn: Callable[[Coroutine[Any, Any, None]], object] | None = None,
     ) -> None:
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """``tacocat-arena play human BOT``: a person against a bot on this machine.
 
-It is a two-bot tournament like ``play``'s (``run_tournament``: the referee on loopback, the
+It is a two-bot tournament like ``play``'s (``lifecycle.open_event``: the store, the
+deal secret, the plan and its commitment; ``run_tournament``: the referee on loopback, the
 bot started by the one launcher in its sandbox, every game saved to the store, the same
 result files), in which one bot connects by itself: the person's seat, a gRPC client of the
 referee in this process (``human.client``), relayed to a page served on 127.0.0.1
@@ -30,11 +31,9 @@ from tacocat_arena.human.relay import Relay, pair_score
 from tacocat_arena.launch.bots import new_token
 from tacocat_arena.report.outputs import write_outputs
 from tacocat_arena.stats.tables import GameResult
-from tacocat_arena.tournament.commitments import publish_commitment
 from tacocat_arena.tournament.config import TournamentConfig
-from tacocat_arena.tournament.games_log import GAMES_FILE, GamesLog
+from tacocat_arena.tournament.lifecycle import open_event
 from tacocat_arena.tournament.runner import run_tournament
-from tacocat_arena.tournament.schedule import tournament_plan
 from tacocat_arena.tournament.storage import TournamentStore
 
 #: The person's per-decision allowance by default, in seconds: time to read and click.
@@ -111,14 +110,15 @@ async def run_match(
     ``relay`` (whose page is served by the caller) and write the result files into
     ``config.out``."""
     person, bot = config.bots
-    store = TournamentStore(config.out)
-    store.claim(config.fingerprint(), resume=False)
-    store.on_commit.append(GamesLog(config.out / GAMES_FILE, store).add)
-    publish_commitment(config.out, config, store.deal_secret())
-    plan = tournament_plan(config, store)  # one duplicate pair: the deal, then its twin
+    event = open_event(config)  # the life cycle's store, secret, plan and commitment
+    store, plan = event.store, event.plan  # one duplicate pair: the deal, then its twin
     token = new_token()
     stopped = ""
-    wait = twin_wait_s if twin_wait_s is not None else person.move_timeout_s or 120.0
+    wait = (
+        twin_wait_s
+        if twin_wait_s is not None
+        else person.move_timeout_s or DEFAULT_HUMAN_MOVE_TIMEOUT_S
+    )
     try:
         for index, planned in enumerate(plan[: 2 if pair else 1]):
             if index and not await _twin_wanted(relay, store, wait):

@@ -1,5 +1,6 @@
 """One tournament's life cycle, from its folder to its last game: the one procedure ``run``
-(and ``play``) and each tier of ``grade`` go through.
+(and ``play``), each tier of ``grade`` and a person's match (``human.local``: steps 1 to 4,
+then its games one at a time) go through.
 
 1. **store**: the folder's database (``TournamentStore``), claimed for this config's
    fingerprint (a fresh run refuses a folder of finished games; ``--resume`` continues them),
