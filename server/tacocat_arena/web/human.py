@@ -54,13 +54,19 @@ def challenges_of(request: Request) -> Challenges:
     return found
 
 
-def human_games_of(request: Request, player: str) -> list[dict[str, object]]:
-    """``player``'s games against bots, newest first, for its page: none (and nothing
-    created) where nobody ever played one."""
+def _existing(request: Request) -> Challenges | None:
+    """The arena's person's games, or None (and nothing created) where nobody ever played
+    one or opted a version out: what the player's page reads."""
     if getattr(request.app.state, "challenges", None) is None:
         if not (arena_of(request).store.folder / "human" / "games.sqlite").exists():
-            return []
-    return challenges_of(request).history(player)
+            return None
+    return challenges_of(request)
+
+
+def human_games_of(request: Request, player: str) -> list[dict[str, object]]:
+    """``player``'s games against bots, newest first, for its page (``_existing``)."""
+    found = _existing(request)
+    return [] if found is None else found.history(player)
 
 
 def hosted_versions(arena: Arena) -> list[str]:
@@ -167,12 +173,9 @@ async def opt_out(request: Request) -> Response:
 
 
 def opted_out_of(request: Request) -> set[str]:
-    """The versions opted out of human challenges, for the player's page (nothing created
-    where nobody ever played or opted out)."""
-    if getattr(request.app.state, "challenges", None) is None:
-        if not (arena_of(request).store.folder / "human" / "games.sqlite").exists():
-            return set()
-    return challenges_of(request).opted_out()
+    """The versions opted out of human challenges, for the player's page (``_existing``)."""
+    found = _existing(request)
+    return set() if found is None else found.opted_out()
 
 
 @access(Access.PUBLIC)
