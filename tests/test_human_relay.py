@@ -144,6 +144,12 @@ def test_the_twin_offer_waits_for_the_person_and_times_out_to_no() -> None:
 def test_a_pair_is_scored_over_both_games() -> None:
     assert pair_score([{"result": "win"}]) is None
     assert pair_score([{"result": "win"}, {"result": "draw"}]) == 1.5
+    # The page shows the relay's score, not one it counts again.
+    relay = Relay("human", "random", games=2)
+    relay.on_game_end({"result": "loss"}, None)
+    assert relay.state()["pair_points"] is None
+    relay.on_game_end({"result": "draw"}, None)
+    assert relay.state()["pair_points"] == 0.5
 
 
 async def asgi(app: Any, method: str, path: str, body: Any = None) -> tuple[int, bytes]:

@@ -308,6 +308,7 @@ class Relay:
             "notice": self.notice,
             "ended": self.ended,
             "results": self.results,
+            "pair_points": pair_score(self.results),
             "twin": self.twin,
             "finished": self.finished,
             "now": time.time(),

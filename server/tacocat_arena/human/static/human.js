@@ -202,7 +202,9 @@ function renderBoard(view) {
     board.append(li);
   }
   const goal = view.seat === 0 ? 0 : last;
-  $("board-help").textContent = `Bring the Tacocat to your goal (position ${goal}). It is on ${view.tacocat}.`;
+  const away = Math.abs(view.tacocat - goal);
+  $("board-help").textContent = `Bring the Tacocat to your goal, the ${goal === 0 ? "left" : "right"} end ` +
+    `(each space shows how many cards are dealt there). It is ${plural(away, "space")} from it.`;
   $("opponent-hand").textContent = plural(view.opponent_hand_size, "card");
   $("draw-pile").textContent = plural(view.draw_pile_size, "card");
   $("round").textContent = `${view.round}`;
@@ -240,6 +242,7 @@ function renderHand(view) {
   if (start) start.tabIndex = 0;
   if (focused !== undefined && start && hand.contains(start) && document.activeElement === document.body) start.focus();
   const req = state.request;
+  $("choices-help").hidden = !(req && req.legal.kind === "attack" && req.legal.attacks.length);
   if (req && req.legal.kind === "attack") {
     for (const attack of req.legal.attacks) {
       const b = document.createElement("button");
@@ -309,6 +312,7 @@ function renderLog(view) {
       ` (showdown: you ${r.showdown[state.seat]}, ${state.opponent} ${r.showdown[1 - state.seat]}); Tacocat ${r.tacocat_from} → ${r.tacocat_to}`;
     past.append(li);
   }
+  $("past-none").hidden = view.past_rounds.length > 0;
 }
 
 function renderResults() {
@@ -323,13 +327,11 @@ function renderResults() {
     }
     body.append(tr);
   });
-  const points = { win: 1, draw: 0.5, loss: 0 };
-  if (state.results.length >= 2) {
-    const score = state.results.slice(0, 2).reduce((sum, r) => sum + (points[r.result] || 0), 0);
-    $("pair-score").textContent = `Duplicate pair: ${score} of 2 points (the same deal from both seats, so the luck of the deal cancels out).`;
-  } else {
-    $("pair-score").textContent = "";
-  }
+  $("results").hidden = state.results.length === 0;
+  $("results-none").hidden = state.results.length > 0;
+  // The pair's score is the relay's (relay.pair_score), not counted again here.
+  $("pair-score").textContent = state.pair_points === null || state.pair_points === undefined ? ""
+    : `Duplicate pair: ${state.pair_points} of 2 points (the same deal from both seats, so the luck of the deal cancels out).`;
 }
 
 function toggle(index) {
