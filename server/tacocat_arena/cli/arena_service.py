@@ -124,7 +124,7 @@ async def serve_arena(
                 event_task.cancel()
                 await asyncio.gather(event_task, return_exceptions=True)
             web.should_exit = True
-            await asyncio.gather(web.task, return_exceptions=True)  # type: ignore[attr-defined]
+            await asyncio.gather(web.task, return_exceptions=True)
             await server.stop(1.0)
         say(f"stopped: {store.count()} games stored in {store.path}")
         return arena

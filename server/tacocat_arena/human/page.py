@@ -236,18 +236,38 @@ def write_refusal(scope: Any, origins: frozenset[str] | None = None) -> str:
     return ""
 
 
-class _EmbeddedServer(uvicorn.Server):
-    """uvicorn on a loop it does not own: the command handles SIGINT/SIGTERM itself."""
+class EmbeddedServer(uvicorn.Server):
+    """uvicorn on a loop it does not own: the command (``play human``, ``serve``) handles
+    SIGINT/SIGTERM itself.  ``task`` is its ``serve`` once ``start_embedded`` returns."""
+
+    task: asyncio.Future[None]
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
 
 
-async def serve_page(app: Any, host: str = "127.0.0.1", port: int = 0) -> tuple[Any, int]:
+async def start_embedded(config: uvicorn.Config, sock: socket.socket, what: str) -> EmbeddedServer:
+    """Serve ``config``'s app on the listening ``sock`` on this loop; return the server once
+    it listens (``should_exit = True`` stops it; await its ``task``).  The one start-up of
+    the person's page and of the arena's (``web/app.serve_web``); OSError naming ``what``
+    if uvicorn stops before it listens."""
+    server = EmbeddedServer(config)
+    server.task = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started:
+        if server.task.done():
+            server.task.result()
+            host, port = sock.getsockname()[:2]
+            raise OSError(f"{what} could not start on {host}:{port}")
+        await asyncio.sleep(0.01)
+    return server
+
+
+async def serve_page(
+    app: Any, host: str = "127.0.0.1", port: int = 0
+) -> tuple[EmbeddedServer, int]:
     """Serve ``app`` on ``host:port`` (0: a free port) on this loop, to its own origin only
-    (``SameOrigin``); return the server
-    (``should_exit = True`` stops it; await its ``task``) and the port."""
+    (``SameOrigin``); return the server (``start_embedded``) and the port."""
     sock = socket.create_server((host, port), reuse_port=False)
     bound = sock.getsockname()[1]
     config = uvicorn.Config(
@@ -257,12 +277,4 @@ async def serve_page(app: Any, host: str = "127.0.0.1", port: int = 0) -> tuple[
         access_log=False,
         timeout_graceful_shutdown=1,
     )
-    server = _EmbeddedServer(config)
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            task.result()
-            raise OSError(f"the page could not start on {host}:{bound}")
-        await asyncio.sleep(0.01)
-    server.task = task  # type: ignore[attr-defined]
-    return server, bound
+    return await start_embedded(config, sock, "the page"), bound

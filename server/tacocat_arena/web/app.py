@@ -16,16 +16,14 @@ arena's state directly, without locks: nothing changes between two awaits.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import socket
-from collections.abc import Iterator
 
 import uvicorn
 from starlette.applications import Starlette
 
 from tacocat_arena.arena.ladder import Arena
 from tacocat_arena.arena.store import ArenaError
+from tacocat_arena.human.page import EmbeddedServer, start_embedded
 from tacocat_arena.web import (
     analyses,
     api,
@@ -63,20 +61,13 @@ def create_app(arena: Arena) -> Starlette:
     return app
 
 
-class _EmbeddedServer(uvicorn.Server):
-    """uvicorn on a loop it does not own: the arena handles SIGINT/SIGTERM itself."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 async def serve_web(
     arena: Arena, host: str, port: int, limits: WebLimits | None = None
-) -> tuple[_EmbeddedServer, int]:
+) -> tuple[EmbeddedServer, int]:
     """Start the page on ``host:port`` (0 = a free port) on this loop, within ``limits``
     (``web/limits.py``); return the server and its port once it listens
-    (``server.should_exit = True`` then stops it).  OSError if the address cannot be used."""
+    (``server.should_exit = True`` then stops it: ``human.page.start_embedded``, the one
+    start-up of an embedded uvicorn).  OSError if the address cannot be used."""
     try:
         sock = socket.create_server((host, port), reuse_port=False)
     except OSError as error:
@@ -99,12 +90,4 @@ async def serve_web(
         access_log=False,
         timeout_graceful_shutdown=2,
     )
-    server = _EmbeddedServer(config)
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            task.result()
-            raise OSError(f"the web page could not start on {host}:{bound}")
-        await asyncio.sleep(0.01)
-    server.task = task  # type: ignore[attr-defined]
-    return server, bound
+    return await start_embedded(config, sock, "the web page"), bound
