@@ -153,8 +153,7 @@ def test_a_trees_environment_imports_that_tree_and_no_editable_install(tmp_path:
     """The environment ``--hosted --against`` runs a worktree in imports the worktree's
     packages (the bots in their sandboxes too: it is their interpreter), not this checkout's
     through the editable install."""
-    from tacocat_arena.bench.hosted import tree_python
-    from tacocat_arena.bench.trees import worktree
+    from tacocat_arena.bench.trees import tree_python, worktree
 
     with worktree("HEAD") as other:
         assert other is not None

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 import random
-import statistics
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tacocat_arena.engine import DEFAULT_RULESET, Ruleset
 from tacocat_arena.play.local import play_game
 from tacocat_arena.play.policies import RandomPolicy
+
+if TYPE_CHECKING:  # only: an older tree's package may lack it (the module docstring)
+    from tacocat_arena.bench.trees import Comparison
 
 
 @dataclass(frozen=True)
@@ -61,38 +64,13 @@ def measure_engine(games: int, seed: int) -> list[float]:
     return [f.games, f.decisions, f.rounds, f.cpu_seconds, f.wall_seconds]
 
 
-@dataclass(frozen=True)
-class EngineComparison:
-    """``bench engine --against``: each tree's figures, round by round, taken in turns."""
-
-    this: str
-    other: str
-    mine: tuple[EngineFigures, ...]
-    theirs: tuple[EngineFigures, ...]
-    load_before: tuple[float, float, float]
-    load_after: tuple[float, float, float]
-
-    @property
-    def ratios(self) -> list[float]:
-        """Each round's decisions/s of this tree over the other's (measured seconds apart,
-        so sharing the machine's load more than two medians do)."""
-        return [
-            a.decisions_per_second / b.decisions_per_second
-            for a, b in zip(self.mine, self.theirs, strict=True)
-        ]
-
-    @property
-    def median_ratio(self) -> float:
-        return statistics.median(self.ratios)
-
-
 def bench_engine_against(
     games: int, against: str, *, rounds: int = 5, seed: int = 1
-) -> EngineComparison:
+) -> Comparison[EngineFigures]:
     """``bench_engine`` in a child process on this tree and one on a worktree of commit
     ``against``, in turns (each first in half the rounds), the same games in both; raises
     ``trees.BenchError`` if the comparison cannot be made."""
-    from tacocat_arena.bench.trees import compared, in_turns
+    from tacocat_arena.bench.trees import Comparison, compared, in_turns
 
     load_before = os.getloadavg()
     figures: dict[str, list[EngineFigures]] = {"mine": [], "theirs": []}
@@ -104,11 +82,6 @@ def bench_engine_against(
                 into[id(runner)].append(
                     EngineFigures(int(games_), int(decisions), int(rounds_), cpu, wall)
                 )
-    return EngineComparison(
-        this,
-        other,
-        tuple(figures["mine"]),
-        tuple(figures["theirs"]),
-        load_before,
-        os.getloadavg(),
+    return Comparison(
+        this, other, tuple(figures["mine"]), tuple(figures["theirs"]), load_before, os.getloadavg()
     )

@@ -19,7 +19,7 @@ at each edge).
 
 ``bench arena --hosted --against REV`` (``bench_hosted_against``) measures this tree and a
 git worktree of REV in one run, in turns, one worker each.  Each tree runs in a virtual
-environment of its own that the bench makes (``tree_python``): a ``.pth`` file puts the
+environment of its own that the bench makes (``trees.tree_python``): a ``.pth`` file puts the
 tree's folders first and this environment's site-packages (grpcio, protobuf, ...) after
 them, so ``serve``, its workers and the bots in their sandboxes all import that tree (this
 environment's editable install would send the bots to this checkout), and both trees run
@@ -38,7 +38,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
@@ -57,6 +56,7 @@ from tacocat_arena.bench.arena import (
     stop_server,
 )
 from tacocat_arena.bench.sandbox import tree_cpu_seconds
+from tacocat_arena.bench.trees import Comparison, in_turns, own_environments, tree_env
 from tacocat_arena.referee.peers import descendants
 
 #: The example packages (example_bots/packages in the repository).
@@ -284,15 +284,8 @@ def _run(
 
 
 @dataclass(frozen=True)
-class HostedComparison:
+class HostedComparison(Comparison[HostedRun]):
     """``bench arena --hosted --against REV``: each tree's runs, round by round, in turns."""
-
-    this: str
-    other: str
-    mine: tuple[HostedRun, ...]
-    theirs: tuple[HostedRun, ...]
-    load_before: tuple[float, float, float]
-    load_after: tuple[float, float, float]
 
     @staticmethod
     def _total(runs: tuple[HostedRun, ...]) -> tuple[float, float, float]:
@@ -362,70 +355,15 @@ def _per_game(runs: tuple[HostedRun, ...], rate: float, starts: float | None, cp
     return f"{rate:.2f} games/s, {starts or 0:.2f} starts a game, {cpu:.0f} ms CPU a game"
 
 
-def tree_python(tree: Path, folder: Path) -> str:
-    """A virtual environment in ``folder`` whose Python imports ``tree`` (its server,
-    client_sdk and top folders, from a ``.pth`` file) and then this environment's
-    site-packages, and no editable install's finder; its interpreter's path.  Raises
-    ``trees.BenchError`` if it imports anything of ours from elsewhere."""
-    from tacocat_arena.bench.trees import BenchError
-
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True,
-        capture_output=True,
-    )  # fmt: skip
-    python = folder / "bin" / "python"
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    ours = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
-    lines = [str(tree / "server"), str(tree / "client_sdk"), str(tree), *sorted(ours)]
-    (folder / "lib" / version / "site-packages" / "tacocat-bench-tree.pth").write_text(
-        "".join(f"{line}\n" for line in lines)
-    )
-    probe = "import tacocat_arena, tacocat_bot, example_bots, tacocat; print(" + ", ".join(
-        f"{name}.__path__[0]" for name in ("tacocat_arena", "tacocat_bot", "example_bots",
-                                           "tacocat")
-    ) + ", sep='\\n')"  # fmt: skip
-    done = subprocess.run(
-        [str(python), "-c", probe], capture_output=True, text=True, cwd=folder,
-        env=_tree_env(), timeout=120,
-    )  # fmt: skip
-    paths = done.stdout.split()
-    if done.returncode != 0 or not all(Path(p).is_relative_to(tree) for p in paths):
-        raise BenchError(f"the environment of {tree} imports {paths or done.stderr[-500:]}")
-    return str(python)
-
-
-def _tree_env() -> dict[str, str]:
-    """A tree's ``serve``'s environment: ours without a module path of its own."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-
-
 def bench_hosted_against(
     against: str, seconds: float, requests_per_s: float, rounds: int = 2
 ) -> HostedComparison:
     """``rounds`` runs (module docstring) of this tree and as many of a worktree of commit
     ``against``, in turns (each first in half the rounds), one worker each, with each
     tree's default batch size; raises ``trees.BenchError`` if it cannot be made."""
-    from tacocat_arena.bench.trees import (
-        BenchError,
-        describe_this,
-        in_turns,
-        this_tree,
-        worktree,
-    )
-
-    this = this_tree()
-    if this is None:
-        raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
     load_before = os.getloadavg()
     runs: dict[str, list[HostedRun]] = {"this": [], "against": []}
-    with (
-        worktree(against) as other,
-        tempfile.TemporaryDirectory(prefix="tacocat-bench-venvs-") as folder,
-    ):
-        if other is None:  # never: a revision always gives a worktree
-            raise BenchError("--against needs a revision")
-        trees = {"this": this, "against": other[1]}
-        pythons = {key: tree_python(tree, Path(folder) / key) for key, tree in trees.items()}
+    with own_environments(against) as (this, other, trees, pythons):
         for index in range(rounds):
             for key in in_turns(index, "this", "against"):
                 runs[key].append(
@@ -434,14 +372,13 @@ def bench_hosted_against(
                         seconds,
                         requests_per_s,
                         python=pythons[key],
-                        env=_tree_env(),
+                        env=tree_env(),
                         packages=trees[key] / "example_bots" / "packages",
                     )  # fmt: skip
                 )
     return HostedComparison(
-        describe_this(this), other[0], tuple(runs["this"]), tuple(runs["against"]),
-        load_before, os.getloadavg(),
-    )  # fmt: skip
+        this, other, tuple(runs["this"]), tuple(runs["against"]), load_before, os.getloadavg()
+    )
 
 
 @dataclass(frozen=True)

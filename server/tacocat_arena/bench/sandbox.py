@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import example_bots
 
@@ -45,6 +46,9 @@ from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.runner import run_tournament
 from tacocat_arena.tournament.storage import TournamentStore
+
+if TYPE_CHECKING:  # only: a child runs this file with another tree's package (see below)
+    from tacocat_arena.bench.trees import Comparison
 
 
 @dataclass(frozen=True)
@@ -328,54 +332,25 @@ def measure_start(kind_name: str, mode_name: str) -> list[float]:
     return list(asyncio.run(_start_once(kind, SandboxMode(mode_name))))
 
 
-@dataclass(frozen=True)
-class StartComparison:
-    """``bench sandbox --starts-only --against REV``: each tree's Python starts, by mode."""
-
-    this: str
-    other: str
-    mine: tuple[StartCost, ...]
-    theirs: tuple[StartCost, ...]
-    load_before: tuple[float, float, float]
-    load_after: tuple[float, float, float]
-
-
 def bench_starts_against(
     against: str, starts: int, *, progress: Callable[[str], None] = lambda text: None
-) -> StartComparison:
+) -> Comparison[StartCost]:
     """``starts`` starts of the Python example bot in each mode by this tree and by a worktree
-    of ``against``, in turns (each tree first in half the rounds); raises
-    ``trees.BenchError`` if the comparison cannot be made."""
-    from tacocat_arena.bench.hosted import tree_python
-    from tacocat_arena.bench.trees import (
-        BenchError,
-        Child,
-        describe_this,
-        in_turns,
-        this_tree,
-        worktree,
-    )
+    of ``against``, in turns (each tree first in half the rounds), each tree's by a child in
+    its own environment (``trees.own_environments``); raises ``trees.BenchError`` if the
+    comparison cannot be made.  (``trees`` is imported here: a child runs this file with the
+    other tree's package, which may not have it.)"""
+    from tacocat_arena.bench.trees import Child, Comparison, in_turns, own_environments
 
-    this = this_tree()
-    if this is None:
-        raise BenchError("--against needs a git checkout of tacocat-arena (this is installed)")
     modes = [SandboxMode.NONE] + ([SandboxMode.BWRAP] if bwrap_path() else [])
     load_before = os.getloadavg()
     found: dict[str, dict[SandboxMode, list[list[float]]]] = {"this": {}, "against": {}}
-    with (
-        worktree(against) as other,
-        tempfile.TemporaryDirectory(prefix="tacocat-bench-venvs-") as folder,
-    ):
-        if other is None:  # never: a revision always gives a worktree
-            raise BenchError("--against needs a revision")
-        pythons = {
-            key: tree_python(tree, Path(folder) / key)
-            for key, tree in (("this", this), ("against", other[1]))
-        }
-        with (
-            Child(this, __file__, "measure_start", python=pythons["this"]) as mine,
-            Child(other[1], __file__, "measure_start", python=pythons["against"]) as theirs,
-        ):
+    with own_environments(against) as (this, other, trees, pythons):
+
+        def child(key: str) -> Child:
+            return Child(trees[key], __file__, "measure_start", python=pythons[key])
+
+        with child("this") as mine, child("against") as theirs:
             names = {id(mine): "this", id(theirs): "against"}
             for index in range(starts):
                 for mode in modes:
@@ -393,7 +368,4 @@ def bench_starts_against(
             for mode, rows in found[key].items()
         )
 
-    return StartComparison(
-        describe_this(this), other[0], costs("this"), costs("against"), load_before,
-        os.getloadavg(),
-    )  # fmt: skip
+    return Comparison(this, other, costs("this"), costs("against"), load_before, os.getloadavg())

@@ -2,7 +2,10 @@
 
 Each tree is measured by a child process running a function of one of bench/'s files (this
 tree's file, so both trees are driven by the same code) with the measured tree first on
-``sys.path`` (``Child``).  The worktree lives in a temporary folder for the length of the run.
+``sys.path`` (``Child``), or, where the processes it starts must import that tree too (a
+``serve`` and its sandboxed bots), in a virtual environment of the tree's own
+(``own_environments``).  The worktree lives in a temporary folder for the length of the run;
+what a comparison measured is a ``Comparison``.
 
 This module imports nothing of ``tacocat_arena``, and a bench file a child runs imports it
 only inside the functions the parent calls: the other tree may not have it.
@@ -14,11 +17,13 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -47,6 +52,25 @@ for line in sys.stdin:
 
 class BenchError(Exception):
     """The comparison cannot be made (no checkout, unknown commit, a child that failed)."""
+
+
+@dataclass(frozen=True)
+class Comparison(Generic[T]):
+    """What a ``bench ... --against REV`` measured: how the figures name this tree and the
+    other, each tree's figures in the order they were taken (in turns, ``in_turns``), and the
+    machine's load around them (what the pairs of figures shared)."""
+
+    this: str
+    other: str
+    mine: tuple[T, ...]
+    theirs: tuple[T, ...]
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+
+    def ratios(self, figure: Callable[[T], float]) -> list[float]:
+        """Each round's ``figure`` of this tree over the other's: a pair measured seconds
+        apart shares the machine's load more than two medians do."""
+        return [figure(a) / figure(b) for a, b in zip(self.mine, self.theirs, strict=True)]
 
 
 def this_tree() -> Path | None:
@@ -189,6 +213,61 @@ def compared(against: str, script: str, function: str) -> Iterator[tuple[str, st
             raise BenchError("--against needs a revision")
         with Child(other[1], script, function) as theirs:
             yield describe_this(this), other[0], mine, theirs
+
+
+def tree_python(tree: Path, folder: Path) -> str:
+    """A virtual environment in ``folder`` whose Python imports ``tree`` (its server,
+    client_sdk and top folders, from a ``.pth`` file) and then this environment's
+    site-packages, and no editable install's finder; its interpreter's path.  Raises
+    ``BenchError`` if it imports anything of ours from elsewhere."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True,
+        capture_output=True,
+    )  # fmt: skip
+    python = folder / "bin" / "python"
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    ours = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    lines = [str(tree / "server"), str(tree / "client_sdk"), str(tree), *sorted(ours)]
+    (folder / "lib" / version / "site-packages" / "tacocat-bench-tree.pth").write_text(
+        "".join(f"{line}\n" for line in lines)
+    )
+    probe = "import tacocat_arena, tacocat_bot, example_bots, tacocat; print(" + ", ".join(
+        f"{name}.__path__[0]" for name in ("tacocat_arena", "tacocat_bot", "example_bots",
+                                           "tacocat")
+    ) + ", sep='\\n')"  # fmt: skip
+    done = subprocess.run(
+        [str(python), "-c", probe], capture_output=True, text=True, cwd=folder,
+        env=tree_env(), timeout=120,
+    )  # fmt: skip
+    paths = done.stdout.split()
+    if done.returncode != 0 or not all(Path(p).is_relative_to(tree) for p in paths):
+        raise BenchError(f"the environment of {tree} imports {paths or done.stderr[-500:]}")
+    return str(python)
+
+
+def tree_env() -> dict[str, str]:
+    """The environment of a process run by a tree's own Python (``tree_python``): ours
+    without a module path of its own."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+@contextmanager
+def own_environments(
+    against: str,
+) -> Iterator[tuple[str, str, dict[str, Path], dict[str, str]]]:
+    """How the figures name this tree and a worktree of ``against``, and each tree's folder
+    and the Python of a virtual environment of its own (``tree_python``), keyed ``"this"``
+    and ``"against"``, for the length of the comparison."""
+    with (
+        worktree(against) as other,
+        tempfile.TemporaryDirectory(prefix="tacocat-bench-venvs-") as folder,
+    ):
+        this = this_tree()
+        if this is None or other is None:  # never: worktree() refused both
+            raise BenchError("--against needs a revision and a git checkout of tacocat-arena")
+        trees = {"this": this, "against": other[1]}
+        pythons = {key: tree_python(tree, Path(folder) / key) for key, tree in trees.items()}
+        yield describe_this(this), other[0], trees, pythons
 
 
 def in_turns(index: int, mine: T, theirs: T) -> tuple[T, T]:

@@ -200,6 +200,8 @@ def _echo_trees(
 
 
 def _engine_against(games: int, seed: int, against: str, rounds: int) -> None:
+    import statistics
+
     from tacocat_arena.bench.engine import bench_engine_against
     from tacocat_arena.bench.trees import BenchError
 
@@ -210,12 +212,13 @@ def _engine_against(games: int, seed: int, against: str, rounds: int) -> None:
     click.echo(f"bench engine: {games} games a round, {rounds} round(s), CPU time, in turns")
     _echo_trees(c.this, f"{c.other}, a worktree", c.load_before, c.load_after)
     click.echo(f"{'round':>5} {'decisions/s':>12} {'against':>12}  ratio")
+    ratios = c.ratios(lambda figures: figures.decisions_per_second)
     for index, (mine, theirs) in enumerate(zip(c.mine, c.theirs, strict=True)):
         click.echo(
             f"{index + 1:>5} {mine.decisions_per_second:>12,.0f} "
-            f"{theirs.decisions_per_second:>12,.0f}  {c.ratios[index]:.3f}"
+            f"{theirs.decisions_per_second:>12,.0f}  {ratios[index]:.3f}"
         )
-    click.echo(f"median ratio (this tree / {c.other}): {c.median_ratio:.3f}")
+    click.echo(f"median ratio (this tree / {c.other}): {statistics.median(ratios):.3f}")
 
 
 @bench.command("search")
