@@ -5,50 +5,23 @@ uninterrupted run dealt with the same secret, game by game."""
 from __future__ import annotations
 
 import json
-import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
-from process_support import start_process
-from test_swiss_run import _games, _secret
-from test_tournament_cli import cli_argv, db_rows, run_cli, wait_no_processes, write_config
+from resume_support import deal_bound_config, deal_like, games, kill_9_mid
+from test_tournament_cli import run_cli, wait_no_processes, write_config
 from verify_support import assert_verifies
 
-from tacocat_arena.tournament.config import load_config
-from tacocat_arena.tournament.storage import TournamentStore
-
 pytestmark = pytest.mark.slow
-
-BOT = Path(__file__).resolve().parent / "bots" / "view_seeded_bot.py"
-
-
-def _config(tmp_path: Path, token: str) -> Path:
-    """Three random bots and two greedy ones (clearly stronger), listed weak-looking first
-    so the seeding does not put the strong on top; every game a function of its deal."""
-    bots = {f"v{salt}": f"{sys.executable} {BOT} {salt} {token}" for salt in (1, 2, 3)} | {
-        f"g{n}": f"{sys.executable} -m example_bots.greedy_bot {token}" for n in (1, 2)
-    }
-    return write_config(
-        tmp_path,
-        bots,
-        games=4,
-        seed=7,
-        concurrency=2,
-        move_timeout=10.0,
-        sandbox="none",
-        format="finals",
-        top=1,
-        max_stages=4,
-    )
 
 
 def test_finals_cut_to_the_strong_and_kill_9_then_resume_ends_as_uninterrupted(
     tmp_path: Path,
 ) -> None:
     token = f"tacocat-test-{uuid.uuid4().hex}"
-    config = _config(tmp_path, token)
+    # The three random bots are listed first, so the seeding does not put the strong on top.
+    config = deal_bound_config(tmp_path, token, seed=7, format="finals", top=1, max_stages=4)
     whole, broken = tmp_path / "whole", tmp_path / "broken"
 
     done = run_cli(config, "--until-stable", "--out", whole, cwd=tmp_path, timeout=300)
@@ -62,31 +35,17 @@ def test_finals_cut_to_the_strong_and_kill_9_then_resume_ends_as_uninterrupted(
     assert set(finals["order"][:2]) == {"g1", "g2"}
     assert "Final order: 1." in (whole / "report.md").read_text()
     assert 'id="finals-table"' in (whole / "report.html").read_text()
-    reference = _games(whole)
+    reference = games(whole)
     assert len(reference) == sum(stage["games"] for stage in finals["stages"])
     assert_verifies(whole)
 
-    store = TournamentStore(broken)  # dealt with the same secret, as --resume keeps its own
-    store.claim(load_config(config, {"until_stable": True}, []).fingerprint(), resume=False)
-    store.adopt_secret(_secret(whole))
-    store.close()
-    cli = start_process(
-        cli_argv(config, "--until-stable", "--out", broken, "--quiet"),
-        name="finals",
-        log_dir=tmp_path,
-    )
-    deadline = time.monotonic() + 240
-    try:
-        # Mid-stage: some but not all of stage 2's twelve games committed.
-        while not 0 < sum(game.startswith("f2-") for game in db_rows(broken)) < 12:
-            assert cli.poll() is None, "the event ended before it could be killed:\n" + cli.output()
-            assert time.monotonic() < deadline, "stage 2 did not start within 240 s"
-            time.sleep(0.02)
-    finally:
-        cli.signal_group(9)
-        cli.wait(30)
-    assert wait_no_processes(token) == [], "bot processes outlived the killed event"
-    before = _games(broken)
+    deal_like(whole, broken, config, {"until_stable": True})
+    # Killed mid-stage: some but not all of stage 2's twelve games committed.
+    kill_9_mid(
+        config, broken, "--until-stable", prefix="f2-", total=12, what="stage 2",
+        tmp_path=tmp_path, token=token,
+    )  # fmt: skip
+    before = games(broken)
     assert 40 <= len(before) < len(reference)
 
     resumed = run_cli(
@@ -94,7 +53,7 @@ def test_finals_cut_to_the_strong_and_kill_9_then_resume_ends_as_uninterrupted(
     )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"({len(before)} were already done)" in resumed.stdout
-    after = _games(broken)
+    after = games(broken)
     assert after == reference  # the same stages (game ids), deals and results
     again = json.loads((broken / "results.json").read_text())["finals"]
     assert again == finals
