@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tacocat_arena.cli.options import notify_option, workers_option
+
 if TYPE_CHECKING:
     from tacocat_arena.play.analysis import Reference
 
@@ -47,18 +49,10 @@ if TYPE_CHECKING:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Grade every package in this folder (one per student).",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=1,
-    show_default=True,
-    help="With --batch: students graded at once.",
-)
-@click.option(
-    "--notify",
-    metavar="URL",
-    help="POST a JSON summary (each student's points, where the grades are) to this http(s) "
-    "URL when the grading is done; retried, never fails the grading.",
+@workers_option("With --batch: students graded at once.", default=1, type=click.IntRange(1, 64))
+@notify_option(
+    "POST a JSON summary (each student's points, where the grades are) to this http(s) URL "
+    "when the grading is done; retried, never fails the grading."
 )
 @click.option(
     "--analyze",

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from tacocat_arena import __version__
+from tacocat_arena.cli import options
 from tacocat_arena.cli.bench import bench
 from tacocat_arena.cli.grade import grade
-from tacocat_arena.cli.options import move_timeout_option
 from tacocat_arena.cli.serve import players, serve, submissions, submit
 
 STRICT_HELP = (
@@ -47,8 +47,8 @@ def main() -> None:
 @click.option("--games", type=int, help="Games per pairing (even).")
 @click.option("--seed", type=int, help="Tournament seed; every deal derives from it.")
 @click.option("--concurrency", type=int, help="Games played at the same time.")
-@move_timeout_option("Time per decision (0 = no limit).")
-@click.option("--time-bank", type=float, metavar="SECONDS", help="Extra time per game.")
+@options.move_timeout_option("Time per decision (0 = no limit).")
+@options.time_bank_option("Extra time per game.")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -68,12 +68,7 @@ def main() -> None:
     "equal score (docs/tournaments.md, Swiss events); finals: round robins of a field cut "
     "stage by stage (Finals).",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="A Swiss event's rounds (default: ceil(log2(bots))).",
-)
+@options.swiss_rounds_option("A Swiss event's rounds (default: ceil(log2(bots))).")
 @click.option(
     "--cut",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -118,11 +113,9 @@ def main() -> None:
     help="Only the first N bots play (after --seeding: a prior event's top N, e.g. a Swiss's "
     "into a knockout or finals).",
 )
-@click.option(
-    "--notify",
-    metavar="URL",
-    help="POST a JSON summary (event, standings, where the results are) to this http(s) URL "
-    "when the event is done; retried, never fails the event.",
+@options.notify_option(
+    "POST a JSON summary (event, standings, where the results are) to this http(s) URL "
+    "when the event is done; retried, never fails the event."
 )
 @click.option(
     "--report-every",
@@ -130,25 +123,14 @@ def main() -> None:
     metavar="N",
     help="Print the standings every N games (default: about ten times a run; 0: never).",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Play the games in N local worker processes (docs/scaling.md).",
+@options.workers_option(
+    "Play the games in N local worker processes (docs/scaling.md).", type=click.IntRange(min=1)
 )
-@click.option(
-    "--cluster",
-    metavar="tcp://HOST:PORT",
-    help="Play the games on this Dask cluster (pip install 'tacocat-arena[dask]').",
-)
+@options.cluster_option("Play the games on this Dask cluster (pip install 'tacocat-arena[dask]').")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no standings on the way.")
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.option("--strict", is_flag=True, help=STRICT_HELP)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
-    help="Confine the bots (default from the config: auto = bwrap where installed).",
-)
+@options.sandbox_option("Confine the bots (default from the config: auto = bwrap where installed).")
 def run(
     config_file: Path | None,
     bots: tuple[str, ...],
@@ -244,7 +226,7 @@ def _event_format(text: str | None, gauntlet: str | None) -> object:
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Match seed.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Games at once.")
-@move_timeout_option("Time per decision (0 = no limit).", default=1.0)
+@options.move_timeout_option("Time per decision (0 = no limit).", default=1.0)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -373,16 +355,12 @@ def play(
     help="With --bot: the seat to ask, 0, 1 or a player's name (default: the seat that lost).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --bot: print the results as JSON.")
-@move_timeout_option(
+@options.move_timeout_option(
     "With --bot: the allowance per request (default: the record's clock, else 2 s).",
     type=click.FloatRange(0.001, 600),
 )
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
-    default="auto",
-    show_default=True,
-    help="With --bot: confine the bot as `run` does (auto = bwrap where installed).",
+@options.sandbox_option(
+    "With --bot: confine the bot as `run` does (auto = bwrap where installed).", default="auto"
 )
 @click.option(
     "--log",
@@ -544,7 +522,7 @@ main.add_command(bench)
 @main.command()
 @click.argument("command")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@move_timeout_option(
+@options.move_timeout_option(
     "The allowance per decision, in seconds as for run, play and serve (a value over "
     "600 is read as milliseconds, the old unit, with a warning).",
     default=2.0,
@@ -561,12 +539,8 @@ main.add_command(bench)
     help="Tell the bot this name (TACOCAT_ARENA_BOT), as a tournament does; by default it is "
     "told none and names itself in its Hello.",
 )
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
-    default="auto",
-    show_default=True,
-    help="Confine the bot as `run` does (auto = bwrap where installed).",
+@options.sandbox_option(
+    "Confine the bot as `run` does (auto = bwrap where installed).", default="auto"
 )
 def check(
     command: str,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tacocat_arena.cli.options import move_timeout_option
+from tacocat_arena.cli import options
 
 if TYPE_CHECKING:
     from tacocat_arena.arena.store import ArenaStore
@@ -67,10 +67,8 @@ def _address(text: str, what: str) -> tuple[str, int]:
     show_default=True,
     help="Stop pairing a bot after this many games (0 = no limit).",
 )
-@move_timeout_option("Time per decision.", default=1.0)
-@click.option(
-    "--time-bank", default=0.0, show_default=True, metavar="SECONDS", help="Extra time per game."
-)
+@options.move_timeout_option("Time per decision.", default=1.0)
+@options.time_bank_option("Extra time per game.", default=0.0)
 @click.option(
     "--tls-cert",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -93,17 +91,10 @@ def _address(text: str, what: str) -> tuple[str, int]:
     help="Play one event of this format among the bots present instead of the ladder, then "
     "stop; swiss: rounds paired by score, as run --format swiss.",
 )
-@click.option(
-    "--rounds",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Event: a Swiss's rounds (default: ceil(log2(entrants))).",
-)
-@click.option(
-    "--notify",
-    metavar="URL",
-    help="Event: POST a JSON summary to this http(s) URL when it is over; retried, never "
-    "fails the event.",
+@options.swiss_rounds_option("Event: a Swiss's rounds (default: ceil(log2(entrants))).")
+@options.notify_option(
+    "Event: POST a JSON summary to this http(s) URL when it is over; retried, never fails "
+    "the event."
 )
 @click.option("--games", default=2, show_default=True, help="Event: games per pairing (even).")
 @click.option(
@@ -131,23 +122,12 @@ def _address(text: str, what: str) -> tuple[str, int]:
     metavar="SECONDS",
     help="Event: how long the last games wait for absent bots before they are forfeited.",
 )
-@click.option(
-    "--workers",
-    default=1,
-    show_default=True,
-    help="Hosted bots: local worker processes playing their batches.",
+@options.workers_option("Hosted bots: local worker processes playing their batches.", default=1)
+@options.cluster_option(
+    "Hosted bots: play their batches on this Dask cluster instead of local workers."
 )
-@click.option(
-    "--cluster",
-    metavar="tcp://HOST:PORT",
-    help="Hosted bots: play their batches on this Dask cluster instead of local workers.",
-)
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
-    default="auto",
-    show_default=True,
-    help="Hosted bots' sandbox: bwrap where it works (auto), or required, or none.",
+@options.sandbox_option(
+    "Hosted bots' sandbox: bwrap where it works (auto), or required, or none.", default="auto"
 )
 @click.option(
     "--build-timeout",
@@ -305,13 +285,13 @@ def serve(
     )
     if pairs_per_batch is not None:
         hosted = dataclasses.replace(hosted, pairs_per_batch=pairs_per_batch)
-    options = ServeOptions(
+    served = ServeOptions(
         folder, host, port, web_host, web_port, ladder, tokens, tls, event, hosted, workers, cluster
     )
     try:
         # serve_arena stops on SIGINT/SIGTERM itself (exit 0: a stop is how an arena ends);
         # run_until_signalled then ends whatever task is left with the loop still alive.
-        run_until_signalled(serve_arena(options, say=lambda line: click.echo(line)))
+        run_until_signalled(serve_arena(served, say=lambda line: click.echo(line)))
     except (ArenaError, OSError, SandboxError, ExecutorError) as error:
         raise click.ClickException(str(error)) from None
     except Stopped as stop:  # during start-up, before the arena took the signals itself
