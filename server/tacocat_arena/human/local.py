@@ -34,7 +34,7 @@ from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
 from tacocat_arena.tournament.lifecycle import open_event
 from tacocat_arena.tournament.runner import run_tournament
-from tacocat_arena.tournament.storage import TournamentStore
+from tacocat_arena.tournament.storage import TournamentStore, output_folder
 
 #: The person's per-decision allowance by default, in seconds: time to read and click.
 DEFAULT_HUMAN_MOVE_TIMEOUT_S = 120.0
@@ -80,6 +80,7 @@ async def play_human(
     page's address once it listens.  ``tap`` collects every body byte the page sends
     (tests)."""
     person, bot = config.bots
+    output_folder(config.out)  # before the page: an unwritable folder is said, not a dead page
     relay = Relay(person.name, bot.name, games=2 if pair else 1)
     key = secrets.token_urlsafe(18)
     app: Any = create_page(relay, key)

@@ -11,6 +11,7 @@ deal, so another user of the machine must not read it while the tournament runs.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -73,12 +74,27 @@ class StorageError(RuntimeError):
     """The output folder holds another tournament, or cannot be used."""
 
 
+def output_folder(folder: Path) -> Path:
+    """``folder``, made if missing; StorageError naming it and why if this user cannot make
+    it or write in it (a user's unwritable working folder, a path it may not enter), so the
+    commands say so before anything starts (``play human`` before it prints its page)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as error:
+        raise StorageError(
+            f"the output folder {folder} cannot be written ({error.strerror or error}): "
+            "choose another with --out"
+        ) from None
+    return folder
+
+
 class TournamentStore:
     """Finished games of one tournament."""
 
     def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / DB_NAME
+        self.path = output_folder(folder) / DB_NAME
         private_database(self.path)
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
