@@ -66,6 +66,21 @@ WORKERS_PER_CORE = 1
 #: How long processes a test left behind get to exit on their own before they are killed.
 LEFT_BEHIND_GRACE_S = float(os.environ.get("TACOCAT_LEFT_BEHIND_GRACE_S", "5.0"))
 
+
+def _keep_bytecode() -> None:
+    """Let this run's Python processes keep their bytecode (``__pycache__``, gitignored), as
+    Python does by default.  Under ``PYTHONDONTWRITEBYTECODE`` (set on the project's own
+    machine) every process of the run compiled every module of the checkout it imported, from
+    source, again: each pytest worker's assertion rewriting of the test modules (~12 s of CPU
+    a worker) and each arena, ``run``, ``check`` or ``submit`` started by a test (~0.4 s of
+    CPU each: the web app's modules alone).  The variable is unset for this run's processes
+    alone (the workers and what the tests start inherit that), not for the machine."""
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:  # the workers inherit it
+        sys.dont_write_bytecode = False  # this process: the test modules' rewritten bytecode
+
+
+_keep_bytecode()
+
 _spawned = pytest.StashKey[list[str]]()
 _durations = pytest.StashKey[dict[str, float]]()
 _waits_at_start = pytest.StashKey[dict[str, int]]()
