@@ -10,6 +10,7 @@ import click
 
 from tacocat_arena.cli.run import match_bot, output_console
 from tacocat_arena.human.local import HumanMatch, human_config, play_human
+from tacocat_arena.human.relay import SeatResult
 from tacocat_arena.launch.bots import BotStartError
 from tacocat_arena.launch.sandbox import SandboxError
 from tacocat_arena.referee import ListenError
@@ -20,6 +21,8 @@ from tacocat_arena.tournament.storage import StorageError
 
 #: The person's name in the match (the record's player name) unless --name says otherwise.
 HUMAN_NAME = "human"
+#: "you won by ..." and the others (a finished game has no "no contest").
+_WORDS = {SeatResult.WIN: "won", SeatResult.LOSS: "lost", SeatResult.DRAW: "drew"}
 
 
 def play_human_command(
@@ -76,7 +79,7 @@ def play_human_command(
         raise SystemExit(stop.exit_code) from None
     for number, result in enumerate(match.results, 1):
         seat = result.seats.index(name)
-        outcome = "drew" if result.winner is None else ("won" if result.winner == seat else "lost")
+        outcome = _WORDS[SeatResult.of(result, seat)]
         rounds = f"{result.rounds} round{'' if result.rounds == 1 else 's'}"
         console.print(
             f"Game {number} (you were seat {seat}): you {outcome} by {result.reason.value} "

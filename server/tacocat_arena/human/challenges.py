@@ -33,7 +33,7 @@ from tacocat_arena.human.local import (
     human_config,
     run_match,
 )
-from tacocat_arena.human.relay import Relay
+from tacocat_arena.human.relay import Relay, SeatResult
 from tacocat_arena.launch.builtins import BUILTINS
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.report.verify_tables import verify_run_folder
@@ -278,8 +278,7 @@ def row_of(result: GameResult, player: str) -> tuple[str, str, int, int]:
     """The table's ``result, reason, rounds, seat`` of ``player``'s game ``result``: what the
     history shows, and what ``verify_games`` re-derives from the game's record."""
     seat = result.seats.index(player)
-    outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
-    return outcome, result.reason.value, result.rounds, seat
+    return SeatResult.of(result, seat).value, result.reason.value, result.rounds, seat
 
 
 def verify_games(folder: Path) -> tuple[list[Problem], str]:

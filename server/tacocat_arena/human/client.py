@@ -19,7 +19,7 @@ import grpc
 from tacocat.v1 import arena_pb2 as pb
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena.engine import DecisionKind, Ruleset
-from tacocat_arena.human.relay import Relay, round_json
+from tacocat_arena.human.relay import Relay, SeatResult, round_json
 from tacocat_arena.protocol.wire import (
     KIND_FROM_PB,
     PROTOCOL_VERSION,
@@ -32,10 +32,10 @@ from tacocat_arena.protocol.wire import (
 )
 
 _RESULTS = {
-    pb.GAME_RESULT_WIN: "win",
-    pb.GAME_RESULT_LOSS: "loss",
-    pb.GAME_RESULT_DRAW: "draw",
-    pb.GAME_RESULT_NO_CONTEST: "no contest",
+    pb.GAME_RESULT_WIN: SeatResult.WIN,
+    pb.GAME_RESULT_LOSS: SeatResult.LOSS,
+    pb.GAME_RESULT_DRAW: SeatResult.DRAW,
+    pb.GAME_RESULT_NO_CONTEST: SeatResult.NO_CONTEST,
 }
 
 
@@ -130,7 +130,7 @@ class _SeatReader:
         termination = TERMINATION_FROM_PB.get(end.reason)
         result: dict[str, Any] = {
             "game_id": end.game_id,
-            "result": _RESULTS.get(end.result, "no contest"),
+            "result": _RESULTS.get(end.result, SeatResult.NO_CONTEST).value,
             "winner": end.winner_seat if end.HasField("winner_seat") else None,
             "seat": end.seat,
             "reason": None if termination is None else termination.value,

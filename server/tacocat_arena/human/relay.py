@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,28 @@ from tacocat_arena.engine import (
     legal_options,
 )
 from tacocat_arena.engine.legal import remove_cards
+from tacocat_arena.stats.tables import GameResult
+
+
+class SeatResult(enum.Enum):
+    """A game's result for the person's seat: the page's (from the referee's GameEnd), the
+    history's and ``verify``'s (from the stored result), a pair's points."""
+
+    WIN = "win"
+    LOSS = "loss"
+    DRAW = "draw"
+    NO_CONTEST = "no contest"
+
+    @classmethod
+    def of(cls, result: GameResult, seat: int) -> SeatResult:
+        """The result of finished game ``result`` for ``seat``."""
+        if result.winner is None:
+            return cls.DRAW
+        return cls.WIN if result.winner == seat else cls.LOSS
+
+
+#: A result's points in a pair's score (no contest: none).
+POINTS = {SeatResult.WIN: 1.0, SeatResult.DRAW: 0.5}
 
 
 class Refusal(ValueError):
@@ -335,5 +358,5 @@ def pair_score(results: Sequence[Mapping[str, Any]]) -> float | None:
     both games are done."""
     if len(results) < 2:
         return None
-    points = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+    points = {result.value: value for result, value in POINTS.items()}
     return sum(points.get(str(r.get("result")), 0.0) for r in results[:2])
