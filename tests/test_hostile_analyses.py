@@ -95,3 +95,48 @@ def test_hostile_analysis_requests_get_a_clear_error_and_harm_no_one(tmp_path: P
         for bot in bots:
             bot.kill()
         arena.stop()
+
+
+def test_a_player_cannot_have_one_game_analysed_for_ever(tmp_path: Path) -> None:
+    """Each new ``seed`` (or ``uct``) is a new reference, so a player that asks again once
+    its last is done kept the worker busy and the cache growing without end: a game's seat
+    is analysed with at most ``MAX_REFERENCES``, then refused (409) naming them; the ones
+    made are still answered from the cache, and another game is analysed as before."""
+    folder = tmp_path / "arena"
+    tokens = add_players(folder, "alice", "bob")
+    arena = arena_support.start_arena(folder, "--move-timeout", "5")
+    bots = start_bots(tokens, arena.address, tmp_path, reconnect=False)
+    try:
+        games = wait_until(lambda: _finished(arena, "alice")[:2], 180, "alice's finished games")
+        path = "/api/players/alice/analyses"
+
+        def ask(game: str, seed: int) -> tuple[int, Any]:
+            reference = f"ismcts?iterations=10&seeds=1&seed={seed}"
+            body = json.dumps({"game": game, "seat": _seat(arena, game), "reference": reference})
+            return _post(arena.web, path, tokens["alice"], body.encode())
+
+        def done(game: str, seed: int) -> bool:
+            status, answer = ask(game, seed)
+            assert status in (200, 202), answer
+            assert answer["state"] != "failed", answer
+            return answer["state"] == "done"
+
+        for seed in range(1, 4):
+            wait_until(lambda seed=seed: done(games[0], seed), 300, f"analysis {seed}", 0.5)
+        status, answer = ask(games[0], 4)
+        assert status == 409 and "3 references already" in answer["error"], answer
+        assert "seed=1" in answer["error"] and "seed=3" in answer["error"], answer
+        assert ask(games[0], 2)[0] == 200  # a reference made: from the cache
+        assert ask(games[1], 4)[0] in (200, 202)  # another game: as before
+        cached = list((folder / "analysis").glob(f"{games[0]}.*.json"))
+        assert len(cached) == 3, cached
+        assert "Traceback" not in arena.output(), arena.output()[-3000:]
+    finally:
+        for bot in bots:
+            bot.kill()
+        arena.stop()
+
+
+def _seat(arena: arena_support.ArenaProcess, game: str) -> int:
+    seats = next(g["seats"] for g in arena.json("/api/games?limit=200") if g["id"] == game)
+    return seats.index("alice")

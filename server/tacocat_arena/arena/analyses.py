@@ -7,8 +7,10 @@ reference), so it never runs on the arena's loop nor beside its games at their p
 ``Analyses`` runs them one at a time in a worker process of its own, started on the first
 request, at the lowest CPU priority (nice 19), which ends with the arena.  It is bounded:
 one analysis queued or running per player, ``MAX_PENDING`` in all; a reference at most the
-default's budget (iterations x seeds).  Results are cached by (game, seat, reference) as
-files in ``DIR/analysis/`` and never computed twice; a restarted arena finds them there.
+default's budget (iterations x seeds); ``MAX_REFERENCES`` references a game's seat, so what
+the analyses cost and keep grows with the games, not with a player's requests.  Results are
+cached by (game, seat, reference) as files in ``DIR/analysis/`` and never computed twice; a
+restarted arena finds them there.
 While one runs, the worker writes its progress (decisions done of all) beside it.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import glob
 import hashlib
 import json
 import logging
@@ -41,6 +44,9 @@ MAX_PENDING = 4
 NICE = 19
 #: The most simulations a requested reference may spend per decision (the default's).
 MAX_BUDGET = Reference().iterations * Reference().seeds
+#: The most references one game's seat is analysed with (cached or pending): without it a
+#: player varies ``seed`` or ``uct`` for ever, each a new analysis and a new cache file.
+MAX_REFERENCES = 3
 
 
 class AnalysisRefused(ValueError):
@@ -172,6 +178,18 @@ class Analyses:
         default = str(Reference())
         return sorted(found, key=lambda r: (r.get("reference") != default, r.get("seat", 0)))
 
+    def references_of(self, game_id: str, seat: int) -> set[str]:
+        """The references ``seat`` of ``game_id`` is analysed with: cached, queued or running."""
+        pending = {
+            j.key[2] for j in self.jobs.values() if j.pending and j.key[:2] == (game_id, seat)
+        }
+        try:
+            paths = list(self.folder.glob(f"{glob.escape(game_id)}.s{seat}.*.json"))
+        except OSError:
+            paths = []
+        cached = {str(r.get("reference")) for r in map(_read, paths) if r is not None}
+        return pending | cached
+
     def status(self, job: Job) -> dict[str, Any]:
         """A job as the API shows it: its state, progress while it runs, its result once done."""
         name = cache_name(job.game_id, job.seat, job.reference)
@@ -211,6 +229,13 @@ class Analyses:
             job = Job(player, game_id, seat, reference, State.DONE)
             self.jobs[key] = job
             return job
+        analysed = self.references_of(game_id, seat)
+        if len(analysed) >= MAX_REFERENCES:
+            raise AnalysisRefused(
+                f"game {game_id} seat {seat} is analysed with {MAX_REFERENCES} references "
+                f"already ({', '.join(sorted(analysed))}): ask for one of them",
+                409,
+            )
         mine = [j for j in self.jobs.values() if j.player == player and j.pending]
         if mine:
             raise AnalysisRefused(
