@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator, MutableSequence
@@ -46,14 +47,10 @@ _HEADERS = {
 }
 
 
-_ASSETS: dict[str, bytes] = {}
-
-
+@functools.cache
 def _load(file: str) -> bytes:
-    """A static file of the package, read once."""
-    data = resources.files("tacocat_arena.human").joinpath("static", file).read_bytes()
-    _ASSETS[file] = data
-    return data
+    """A static file of the package, read once (``_STATIC``'s files only)."""
+    return resources.files("tacocat_arena.human").joinpath("static", file).read_bytes()
 
 
 def asset_response(name: str) -> Response:
@@ -61,7 +58,7 @@ def asset_response(name: str) -> Response:
     if name not in _STATIC:
         return Response("no such page", status_code=404, media_type="text/plain")
     file, media = _STATIC[name]
-    return Response(_ASSETS.get(file) or _load(file), media_type=media, headers=_HEADERS)
+    return Response(_load(file), media_type=media, headers=_HEADERS)
 
 
 def events_response(relay: Relay) -> StreamingResponse:
