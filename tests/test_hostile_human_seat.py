@@ -25,13 +25,18 @@ from process_support import descendants, python_command, start_process, state_of
 pytestmark = pytest.mark.slow
 
 
-def _start(tmp_path: Path, human_s: float = 60.0) -> tuple[Any, str, int, str]:
-    """``play human`` against builtin:random; the process, host, port and key path."""
+def _start(
+    tmp_path: Path, human_s: float = 60.0, hangup: str = "default"
+) -> tuple[Any, str, int, str]:
+    """``play human`` against builtin:random; the process, host, port and key path.  Started
+    as a terminal starts it, SIGHUP at its default (``hangup="ignore"``: as ``nohup`` does),
+    whatever this test's own is: a suite started under ``nohup`` ignores SIGHUP, and a child
+    inherits that (three loaded suite runs of session 9 failed the SIGHUP case so)."""
     cli = start_process(
-        python_command(
+        ["env", f"--{hangup}-signal=HUP", *python_command(
             "-m", "tacocat_arena.cli", "play", "human", "builtin:random", "--no-browser",
             "--human-move-timeout", f"{human_s:g}", "--out", str(tmp_path / "out"),
-        ),
+        )],
         name="play-human",
         log_dir=tmp_path,
         ready=r"Play in your browser: (http://127\.0\.0\.1:\d+/\S+/)",
@@ -202,7 +207,7 @@ def test_play_human_stopped_any_way_leaves_no_bot_process(
     bots = descendants(cli.pid)
     assert bots, "the bot's process was not started"
     cli.popen.send_signal(how)
-    cli.popen.wait(60)
+    code = cli.popen.wait(60)
     stream.close()
     deadline = time.monotonic() + 30  # a bounded wait for the kernel's death signals
     while any(state_of(pid) not in ("", "Z") for pid in bots) and time.monotonic() < deadline:
@@ -210,7 +215,22 @@ def test_play_human_stopped_any_way_leaves_no_bot_process(
     left = [pid for pid in bots if state_of(pid) not in ("", "Z")]
     assert not left, f"{how.name}: the bot's processes {left} outlived play human"
     if how is not signal.SIGKILL:
+        # Stopped, not killed by it (a SIGHUP unhandled is -1): its clean-up ran and it said so.
+        assert code == 128 + how and "Interrupted" in cli.output(), (code, cli.output()[-3000:])
         assert "Traceback" not in cli.output(), cli.output()[-3000:]
+
+
+def test_play_human_under_nohup_outlives_its_terminal(tmp_path: Path) -> None:
+    """Started to outlive its terminal (SIGHUP ignored from the start), a hangup does not stop
+    it: the SIGTERM sent after it does.  (Were SIGHUP taken, it would be the stop: 129.)"""
+    cli, host, port, path = _start(tmp_path, hangup="ignore")
+    stream = Stream(port, path)
+    assert stream.next_state(_open)["request"] is not None
+    cli.popen.send_signal(signal.SIGHUP)
+    cli.popen.send_signal(signal.SIGTERM)
+    code = cli.popen.wait(60)
+    stream.close()
+    assert code == 128 + signal.SIGTERM, (code, cli.output()[-3000:])
 
 
 def test_a_flood_of_event_streams_does_not_cost_the_bot_its_clock(tmp_path: Path) -> None:

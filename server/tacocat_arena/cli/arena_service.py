@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from tacocat_arena.arena.store import ArenaStore
 from tacocat_arena.cli.addresses import describe
 from tacocat_arena.launch.sandbox import admit_bot, describe_limits
 from tacocat_arena.referee import start_server
+from tacocat_arena.referee.stopping import stop_signals
 from tacocat_arena.web.app import serve_web
 
 
@@ -93,7 +93,8 @@ async def serve_arena(
             raise
         stop = stop or asyncio.Event()
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        taken = stop_signals()  # a terminal closing stops the arena as a Ctrl-C does
+        for signum in taken:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, stop.set)
         # On every interface (0.0.0.0) the lines name this machine's addresses instead.
@@ -117,7 +118,7 @@ async def serve_arena(
             await arena.run(stop)
         finally:
             await asyncio.gather(hosted_task, return_exceptions=True)
-            for signum in (signal.SIGINT, signal.SIGTERM):
+            for signum in taken:
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(signum)
             if event_task is not None:

@@ -37,7 +37,7 @@ from tacocat_arena.launch.builtins import BuiltinError, is_builtin, parse_builti
 from tacocat_arena.launch.sandbox import SandboxError
 from tacocat_arena.play.narrate import narrate
 from tacocat_arena.referee import ListenError
-from tacocat_arena.referee.stopping import Stopped, run_until_signalled
+from tacocat_arena.referee.stopping import Stopped, run_until_signalled, stop_signals
 from tacocat_arena.report import render_replay
 from tacocat_arena.report.outputs import (
     OUTPUT_FILES,
@@ -301,7 +301,7 @@ def _interrupted(
             )
         )
     console.print(
-        f"\nInterrupted{' (SIGTERM)' if stop.signum == signal.SIGTERM else ''}. {done} "
+        f"\nInterrupted{'' if stop.signum == signal.SIGINT else f' ({stop.name})'}. {done} "
         f"finished games are saved in {store.path}."
         f"\nResume with: tacocat-arena {_resume_hint(config_file, config)} --resume"
     )
@@ -360,8 +360,9 @@ _UNWRAPPED_WIDTH = 1000
 @contextlib.contextmanager
 def sigterm_as_ctrl_c() -> Iterator[list[int]]:
     """Within the block (``--workers``: a loop of no asyncio), SIGTERM (``kill``, systemd, a
-    container stop) does what Ctrl-C does: KeyboardInterrupt, the workers' batches abandoned,
-    the finished games kept.  (In process, ``referee.stopping`` handles both signals.)
+    container stop) and SIGHUP (the terminal closing, unless ``nohup`` ignored it) do what
+    Ctrl-C does: KeyboardInterrupt, the workers' batches abandoned, the finished games kept.
+    (In process, ``referee.stopping`` handles these signals.)
 
     It calls the SIGINT handler in force, or raises KeyboardInterrupt where SIGINT is
     ignored (a background job).  The list it yields gets the signal's number once one has
@@ -369,7 +370,7 @@ def sigterm_as_ctrl_c() -> Iterator[list[int]]:
     """
     received: list[int] = []
 
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         received.append(signum)
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
@@ -377,15 +378,19 @@ def sigterm_as_ctrl_c() -> Iterator[list[int]]:
         else:
             raise KeyboardInterrupt
 
+    previous: dict[signal.Signals, Any] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, on_sigterm)
-    except ValueError:  # not the main thread: leave SIGTERM alone
+        for signum in stop_signals():
+            if signum != signal.SIGINT:
+                previous[signum] = signal.signal(signum, on_signal)
+    except ValueError:  # not the main thread: leave the signals alone
         yield received
         return
     try:
         yield received
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _progress(console: Console, quiet: bool, event: Event) -> Progress:
@@ -462,7 +467,7 @@ def _on_workers(
     on_game: Callable[[GameResult, int, int], None],
 ) -> TournamentRun:
     """The event's games on ``executor``, in batches of duplicate pairs (no event loop here:
-    SIGTERM stops them as Ctrl-C does)."""
+    SIGTERM and SIGHUP stop them as Ctrl-C does)."""
     progress.console.print(f"Games run on {executor.description}, in batches of duplicate pairs")
     sandbox_modes(event.config, progress.console.print)  # as each worker starts its bots
     with progress, sigterm_as_ctrl_c() as terminated:
@@ -476,7 +481,7 @@ def _on_workers(
                 on_notice=progress.console.print,
             )
         except KeyboardInterrupt:
-            raise Stopped(signal.SIGTERM if terminated else signal.SIGINT) from None
+            raise Stopped(terminated[0] if terminated else signal.SIGINT) from None
 
 
 def _executor(workers: int | None, cluster: str | None, *, debug: bool) -> Executor | None:

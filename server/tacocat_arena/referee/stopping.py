@@ -7,14 +7,18 @@ and every game's task still running; ``asyncio.run`` then cancels those tasks it
 the loop closes, and grpc's Cython layer crashes in it (a segmentation fault, exit 139:
 issue 37), or prints "Task was destroyed but it is pending!" and "Loop ... is closed".
 
-``run_until_signalled`` instead handles SIGINT and SIGTERM inside the loop: the first one
+``run_until_signalled`` instead handles SIGINT, SIGTERM and SIGHUP inside the loop: the first one
 cancels the program's main task, so that every ``finally`` (the server's ``stop``, the bots'
 ``stop``) runs with the loop alive; any task still left once the program has returned is
 cancelled and awaited, again with the loop alive; and only then is ``Stopped`` raised, for
 the command to say what was kept and exit with the shell's code (128 + the signal's number:
-130 for SIGINT, 143 for SIGTERM).  A second signal during that clean-up is ignored: the
-clean-up is bounded (the server's grace, the bots' stop timeouts), and cutting it short is
-what crashed.
+130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).  A second signal during that clean-up is
+ignored: the clean-up is bounded (the server's grace, the bots' stop timeouts), and cutting it
+short is what crashed.
+
+SIGHUP is the terminal closing (its window shut, an ssh session lost): without a handler
+Python dies of it at once, its ``finally`` blocks unrun.  A command started to outlive its
+terminal (``nohup``: SIGHUP ignored from the start) keeps it ignored (``stop_signals``).
 """
 
 from __future__ import annotations
@@ -27,11 +31,22 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-#: The signals that stop a command: Ctrl-C, and ``kill`` / systemd / ``docker stop``.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signals that stop a command: Ctrl-C, ``kill`` / systemd / ``docker stop``, and the
+#: terminal closing.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 #: How long the tasks left after the program's own clean-up get to finish once cancelled.
 _LEFTOVER_S = 5.0
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The ``STOP_SIGNALS`` this process takes: all but a SIGHUP it was started ignoring
+    (``nohup``: the person asked it to outlive the terminal).  A SIGINT ignored from the start
+    (a job started with ``&`` by a non-interactive shell) is taken all the same: ``kill -INT``
+    is then still someone's request to stop."""
+    return tuple(
+        s for s in STOP_SIGNALS if s != signal.SIGHUP or signal.getsignal(s) != signal.SIG_IGN
+    )
 
 
 class Stopped(Exception):  # noqa: N818 (a stop is not an error of the program's)
@@ -43,17 +58,18 @@ class Stopped(Exception):  # noqa: N818 (a stop is not an error of the program's
 
     @property
     def name(self) -> str:
-        """SIGINT or SIGTERM."""
+        """SIGINT, SIGTERM or SIGHUP."""
         return signal.Signals(self.signum).name
 
     @property
     def exit_code(self) -> int:
-        """The shell's convention: 128 + the signal's number (SIGINT 130, SIGTERM 143)."""
+        """The shell's convention: 128 + the signal's number (SIGINT 130, SIGTERM 143,
+        SIGHUP 129)."""
         return 128 + self.signum
 
 
 def run_until_signalled(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)``, stopped cleanly by SIGINT or SIGTERM (see the module
+    """``asyncio.run(main)``, stopped cleanly by SIGINT, SIGTERM or SIGHUP (see the module
     docstring): ``main``'s result, or ``Stopped`` once everything it started has ended."""
     received: list[int] = []
 
@@ -68,7 +84,7 @@ def run_until_signalled(main: Coroutine[Any, Any, T]) -> T:
             received.append(signum)
 
         installed = []
-        for signum in STOP_SIGNALS:
+        for signum in stop_signals():
             # Outside the main thread, or on a loop without signals: asyncio's own handling.
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, on_signal, signum)
