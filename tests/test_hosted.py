@@ -30,7 +30,9 @@ import arena_support
 import pytest
 from arena_support import ArenaProcess, add_players, start_bot, wait_until
 from node_support import node_dependencies
+from process_support import descendants
 
+from tacocat_arena.arena.hosted import HostedSettings
 from tacocat_arena.arena.submissions import identity
 from tacocat_arena.cli.run import verify_any
 from tacocat_arena.launch.sandbox import bwrap_path
@@ -265,19 +267,29 @@ def test_a_sigkilled_worker_loses_no_committed_game_and_records_none_twice(
     arena, folder = _two_active(tmp_path, "--workers", "1")
     try:
         wait_until(lambda: len(_game_ids(folder)) >= 4, 60, "the first hosted batch")
+        # The kill must fall on a batch in flight: a worker with bots of its own is playing
+        # one.  (Games alone are no such event: a batch's games are committed one by one after
+        # its worker returned, so a kill at "4 games" could hit an idle worker, and the rest
+        # of that batch's games then met "games after" before a batch was ever lost.)  With
+        # one worker, the batch in flight is the next one: the one before it is all committed.
+        (worker,) = wait_until(lambda: _playing_workers(arena.process.pid), 60, "a batch in flight")
         committed = _game_ids(folder)
-        workers = _workers(arena.process.pid)
-        assert workers, "the arena has a worker process"
-        for pid in workers:
-            os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: len(_game_ids(folder)) >= len(committed) + 8, 90, "games after")
+        os.kill(worker, signal.SIGKILL)
+        log_file = folder / "logs" / "arena.log"
+        wait_until(lambda: "its worker died" in log_file.read_text(), 60, "the lost batch")
+        # The lost batch, sent again, is played whole: each of its games recorded once.
+        batch = 2 * HostedSettings().pairs_per_batch
+        wait_until(lambda: len(_game_ids(folder)) >= len(committed) + batch, 120, "games after")
         after = _game_ids(folder)
         assert after[: len(committed)] == committed  # nothing committed was lost
         assert len(after) == len(set(after))  # nothing recorded twice
-        log = (folder / "logs" / "arena.log").read_text()
-        assert "its worker died" in log
     finally:
         arena.stop()
+
+
+def _playing_workers(parent: int) -> list[int]:
+    """The arena's worker processes that have processes of their own (a batch's bots)."""
+    return [pid for pid in _workers(parent) if descendants(pid)]
 
 
 def _workers(parent: int) -> list[int]:
@@ -336,7 +348,7 @@ def test_a_version_crashing_in_its_games_is_suspended_and_told_why(tmp_path: Pat
 
 def test_a_dask_local_cluster_serves_hosted_games(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    from tacocat_arena.arena.hosted import DaskWorkers, HostedSettings, Hosting
+    from tacocat_arena.arena.hosted import DaskWorkers, Hosting
     from tacocat_arena.arena.ladder import Arena, LadderSettings
     from tacocat_arena.arena.players import add_player
     from tacocat_arena.arena.store import ArenaStore
