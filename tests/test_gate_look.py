@@ -87,9 +87,11 @@ run(GreedyBot())
 
 
 def _seen(log: str) -> dict[str, Any]:
+    """The spy's notes in a log read while the bot may still write it: a line counts once it
+    is whole (ends with a newline); the last one can be half written (an empty JSON once)."""
     found: dict[str, Any] = {}
-    for line in log.splitlines():
-        if line.startswith("SEEN "):
+    for line in log.splitlines(keepends=True):
+        if line.startswith("SEEN ") and line.endswith("\n"):
             kind, value = json.loads(line[5:])
             found.setdefault(kind, json.dumps(value))
     return found
