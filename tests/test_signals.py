@@ -46,6 +46,8 @@ class Command:
     def __init__(self, cwd: Path, *args: str, ignore_sigint: bool = False) -> None:
         # A job started with `&` by a non-interactive shell (CI, nohup) has SIGINT ignored:
         # asyncio.run then installs no handler of its own, the path that crashed.
+        # SIGHUP at its default, as a terminal starts a command (a suite run under nohup has it
+        # ignored, and a child inherits that: tests/test_stopping.py).
         command = [sys.executable, "-m", "tacocat_arena.cli", *args]
         if ignore_sigint:
             code = "import signal, runpy, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
@@ -53,7 +55,7 @@ class Command:
             code += "run_name='__main__', alter_sys=True)"
             command = [sys.executable, "-c", code, "tacocat-arena", *args]
         self.process = subprocess.Popen(
-            command,
+            ["env", "--default-signal=HUP", *command],
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -127,6 +129,7 @@ def finish(cwd: Path, args: list[str]) -> str:
         pytest.param(signal.SIGTERM, 143, True, id="sigterm-background-job"),
         pytest.param(signal.SIGTERM, 143, False, id="sigterm"),
         pytest.param(signal.SIGINT, 130, False, id="sigint"),
+        pytest.param(signal.SIGHUP, 129, False, id="sighup"),  # the terminal closed
     ],
 )
 def test_run_stops_on_a_signal_and_resumes_with_the_command_it_prints(
@@ -146,7 +149,7 @@ def test_run_stops_on_a_signal_and_resumes_with_the_command_it_prints(
     assert_quiet(output)
     saved = len(db_rows(out))
     said = " ".join(output.split())
-    named = " (SIGTERM)" if sig == signal.SIGTERM else ""  # Ctrl-C needs no name
+    named = "" if sig == signal.SIGINT else f" ({signal.Signals(sig).name})"  # Ctrl-C: none
     assert f"Interrupted{named}. {saved} finished games are saved" in said
     assert wait_no_processes(token) == []  # every bot stopped with the run
     again = resume_command(output)
