@@ -51,6 +51,22 @@ def test_only_http_urls_with_a_host(url: str) -> None:
     assert check_url("https://example.org/hook") == "https://example.org/hook"
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://[::1", "Invalid IPv6 URL"),
+        ("http://127.0.0.1:99999/", "out of range"),
+        ("http://a b/", "no space"),
+        ("http://a/\nX-Forged: 1", "no space"),
+    ],
+)
+def test_a_url_the_post_would_refuse_is_refused_before_the_event(url: str, why: str) -> None:
+    """Each was accepted (the first a traceback) and failed only at the event's end."""
+    with pytest.raises(ConfigError, match=why):
+        check_url(url)
+    assert check_url("http://[::1]:8080/hook") == "http://[::1]:8080/hook"
+
+
 def test_the_summary_says_where_the_results_are(tmp_path: Path) -> None:
     body = summary(
         {"name": "cup", "format": "knockout", "complete": True, "games_played": 8},

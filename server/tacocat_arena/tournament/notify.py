@@ -29,10 +29,18 @@ FIRST_PAUSE_S = 1.0
 
 
 def check_url(url: str) -> str:
-    """``url`` if it is an http(s) URL with a host; ConfigError naming it otherwise."""
-    parts = urlsplit(url)
+    """``url`` if it is an http(s) URL with a host (and a port in range, and no space or
+    control character, which the POST would refuse only at the event's end); ConfigError
+    naming it otherwise (an unclosed ``[`` of an IPv6 host was a traceback)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (it raises ValueError for a port out of range)
+    except ValueError as error:
+        raise ConfigError(f"--notify {url!r}: {error}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"--notify {url!r}: must be an http:// or https:// URL with a host")
+    if any(char.isspace() or not char.isprintable() for char in url):
+        raise ConfigError(f"--notify {url!r}: a URL has no space nor control character")
     return url
 
 
