@@ -19,6 +19,7 @@ refused with a message saying so.  Connected bots are not offered (docs/human-se
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import sqlite3
 import time
@@ -36,15 +37,21 @@ from tacocat_arena.human.local import (
 from tacocat_arena.human.relay import Relay, SeatResult
 from tacocat_arena.launch.builtins import BUILTINS
 from tacocat_arena.launch.spec import BotSpec
+from tacocat_arena.referee.untrusted import printable
 from tacocat_arena.report.verify_tables import verify_run_folder
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import ConfigError, load_config
 from tacocat_arena.tournament.verify import Problem, result_of
 
+log = logging.getLogger(__name__)
+
 #: Person's games at once in one arena (each is a bot process and a referee).
 MAX_LIVE = 4
 #: Finished challenges whose page still answers (its last state), the oldest dropped first.
 KEEP_FINISHED = 64
+#: The reason of a row whose game could not be played (its bot did not start); its result
+#: stays empty, as no game was played (``verify_games`` reads no result into it).
+NOT_PLAYED = "not played"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS human_games (
@@ -237,6 +244,18 @@ class Challenges:
         try:
             match = await run_match(config, challenge.relay, pair=pair)
             self._record(challenge, match)
+        except Exception as error:  # its bot did not start (a hosted version's doing), a disk
+            # The task is the arena's (``spawn``): raised, it was an unretrieved exception's
+            # traceback in the log and a row "in play" for ever; the page says no more than
+            # ``run_match``'s notice (the bot's own lines are its owner's, not the person's).
+            log.warning(
+                "person's game %d (%s against %s) not played: %s",
+                challenge.number, challenge.player, challenge.opponent, printable(str(error)),
+            )  # fmt: skip
+            self.db.execute(
+                "UPDATE human_games SET reason = ? WHERE number = ? AND result = ''",
+                (NOT_PLAYED, challenge.number),
+            )
         finally:
             challenge.done = True
             release()

@@ -28,7 +28,7 @@ from tacocat_arena.engine import Termination
 from tacocat_arena.human.client import play_seat
 from tacocat_arena.human.page import Tap, create_page, serve_page
 from tacocat_arena.human.relay import Relay, pair_score
-from tacocat_arena.launch.bots import new_token
+from tacocat_arena.launch.bots import BotStartError, new_token
 from tacocat_arena.report.outputs import write_outputs
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TournamentConfig
@@ -125,7 +125,13 @@ async def run_match(
             if index and not await _twin_wanted(relay, store, wait):
                 stopped = "the person did not play the twin game"
                 break
-            await _play_game(config, store, planned, person.name, token, relay, say)
+            try:
+                await _play_game(config, store, planned, person.name, token, relay, say)
+            except BotStartError:
+                # The page says so, not why: the bot's own lines are its owner's (the
+                # error, with them, goes to whoever started the match: the CLI, the arena's log).
+                relay.notice = f"{bot.name} could not start: the game was not played"
+                raise
         relay.finish()
         await asyncio.sleep(linger_s)  # the page's stream sends the last state and ends
         played = store.count()

@@ -15,7 +15,7 @@ async function load() {
   const body = document.querySelector("#history tbody");
   for (const game of data.games) {
     const tr = document.createElement("tr");
-    for (const text of [game.number, game.player, game.opponent, game.result || "in play",
+    for (const text of [game.number, game.player, game.opponent, game.result || (game.reason ? "-" : "in play"),
       game.games > 1 ? `${game.twin_result || "-"}${game.pair_points === null ? "" : ` (pair ${game.pair_points})`}` : "",
       game.reason, game.rounds]) {
       const td = document.createElement("td");
