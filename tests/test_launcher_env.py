@@ -192,6 +192,7 @@ def test_the_launcher_itself_runs_with_our_environment_only(tmp_path: Path) -> N
     async def main() -> str:
         process = await sandbox.spawn(["/usr/bin/env"], stdout=asyncio.subprocess.PIPE)
         out, _ = await process.communicate()
+        sandbox.kill_group(process.pid)  # as every caller ends a spawn (the reaper stops)
         return out.decode()
 
     shown = dict(line.split("=", 1) for line in asyncio.run(main()).splitlines())

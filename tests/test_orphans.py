@@ -247,6 +247,7 @@ start = sandbox.spawn
 
 async def spawn_then_die(*args, **kwargs):
     process = await start(*args, **kwargs)
+    print(process.pid, flush=True)
     await asyncio.sleep(float(sys.argv[2]))
     os.kill(os.getpid(), signal.SIGKILL)
     return process
@@ -282,3 +283,40 @@ def test_a_builder_killed_as_soon_as_its_build_starts_leaves_nothing(user: str) 
             assert left_behind(marker, []) == [], f"killed {delay} s after the build started"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _group_and_terminal(pid: int) -> tuple[int, int]:
+    """A process's group and controlling terminal (0: none), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[2]), int(fields[4])
+
+
+@needs_bwrap
+def test_every_process_of_a_sandbox_is_in_its_launchers_group_with_no_terminal(
+    tmp_path: Path,
+) -> None:
+    """One kill of the launcher's process group ends a sandbox, pid 1 included: what the
+    reaper does when the runner dies before bwrap's pid 1 has tied itself to it (bwrap's
+    ``--new-session`` would put the sandbox out of its reach).  And no process of it has a
+    terminal to push input into (the launcher's session, ``spawn``'s, has none)."""
+    marker = f"orphan-{uuid.uuid4().hex}"
+    script = tmp_path / "builder.py"
+    script.write_text(_KILLED_BUILDER)
+    root = package(tmp_path / "pkg", marker, code=SLEEPER, build=f"python bot.py {marker}")
+    with subprocess.Popen(
+        [sys.executable, str(script), str(root), "60"], stdout=subprocess.PIPE, text=True
+    ) as runner:
+        try:
+            assert runner.stdout is not None
+            launcher = int(runner.stdout.readline())
+            running = wait_until(
+                lambda: [line for line in marked(marker) if " bot.py " in line and "sh -c" not in line],
+                60, "the sandboxed build's own process",
+            )  # fmt: skip
+            sandbox = [int(line.split()[0]) for line in marked(marker)]
+            assert len(sandbox) >= 3, marked(marker)  # both bwraps and the build
+            for pid in sandbox:
+                assert _group_and_terminal(pid) == (launcher, 0), (pid, marked(marker), running)
+        finally:
+            runner.kill()
+    assert left_behind(marker, []) == []

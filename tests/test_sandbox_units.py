@@ -245,6 +245,8 @@ def test_bwrap_hides_the_config_the_output_and_other_bots(
             assert flag in argv
         assert "--cap-add" not in argv
     assert ("--cap-drop", "ALL") in twos
+    # The sandbox stays in the launcher's process group (one kill ends it: test_orphans).
+    assert "--new-session" not in argv
     assert argv[-3:] == ["--", "python", "bot.py"]
     home = Path.home()
     mounted = [Path(source) for flag, source in twos if flag in ("--ro-bind", "--bind")]

@@ -287,7 +287,6 @@ class BotProcess:
                     stdin=None if self.launch.echo else asyncio.subprocess.DEVNULL,
                     stdout=None if self.launch.echo else asyncio.subprocess.PIPE,
                     stderr=None if self.launch.echo else asyncio.subprocess.STDOUT,
-                    start_new_session=True,
                 )
             except OSError as error:
                 if self.cgroup is not None:

@@ -132,7 +132,6 @@ async def run_bounded(
             stdin=asyncio.subprocess.DEVNULL,
             stdout=log,
             stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
         )
         try:
             code: int | None = await asyncio.wait_for(process.wait(), timeout_s)

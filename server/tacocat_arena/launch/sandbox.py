@@ -647,7 +647,13 @@ def bwrap_argv(
     else:
         unshare = ["--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid"]
         unshare += [str(SANDBOX_UID), "--disable-userns", "--cap-drop", "ALL"]
-    argv = [bwrap, *unshare, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    # No --new-session: ``spawn`` starts every launcher in a session of its own already, with
+    # no controlling terminal (nothing to inject input into), and bwrap's would take the
+    # sandbox's pid 1 out of the launcher's process group, which the reaper and
+    # ``kill_group`` kill.  That pid 1 sets its death signal only after it forks the bot: a
+    # runner killed in between (a build started as the arena was killed, under load) left
+    # it and the bot, which had passed the lifeline check, running for ever.
+    argv = [bwrap, *unshare, "--die-with-parent", "--hostname", "sandbox"]
     for top in SYSTEM_FOLDERS:
         if Path(top).is_dir():
             argv += ["--ro-bind", top, top]
@@ -947,14 +953,17 @@ async def spawn(
     **options: Any,
 ) -> asyncio.subprocess.Process:
     """Start ``argv`` (a launcher's command line) with ``LAUNCHER_ENV`` and nothing else of
-    anyone's: the one place bots and builds are started from.  ``own_env`` is for a process
-    of the arena's own (``grade --batch``'s worker), which has the organizer's variables
-    and never a stranger's."""
+    anyone's: the one place bots and builds are started from.  It starts in a session (and
+    process group) of its own, with no controlling terminal, which the reaper kills if this
+    process dies and ``kill_group`` ends: every process of a sandbox stays in it
+    (``bwrap_argv``).  ``own_env`` is for a process of the arena's own (``grade --batch``'s
+    worker), which has the organizer's variables and never a stranger's."""
     fds = tuple(handover.fds) if handover is not None else ()
     env = launcher_env() if own_env is None else dict(own_env)
-    process = await asyncio.create_subprocess_exec(*argv, env=env, pass_fds=fds, **options)
-    if options.get("start_new_session"):
-        _reaper().track(process.pid)
+    process = await asyncio.create_subprocess_exec(
+        *argv, env=env, pass_fds=fds, start_new_session=True, **options
+    )
+    _reaper().track(process.pid)
     return process
 
 
@@ -990,7 +999,8 @@ class _Reaper:
     sandbox is set up; a runner killed before (a build started just before the arena was)
     takes the outer bwrap with it and leaves the inner one blocked for ever, or a sandbox
     whose command runs on with nobody's time limit.  The launcher's process group holds both
-    bwraps (the sandbox's pid 1 among them, whose death ends the whole sandbox).  The reaper
+    bwraps (the sandbox's pid 1 among them, whose death ends the whole sandbox: bwrap runs
+    without ``--new-session`` for this).  The reaper
     learns of the end by the end of its input, a pipe only the runner writes to: no race.
     It runs while some group is tracked, and ends (told so) when none is."""
 
