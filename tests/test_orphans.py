@@ -309,10 +309,11 @@ def test_every_process_of_a_sandbox_is_in_its_launchers_group_with_no_terminal(
         try:
             assert runner.stdout is not None
             launcher = int(runner.stdout.readline())
-            running = wait_until(
-                lambda: [line for line in marked(marker) if " bot.py " in line and "sh -c" not in line],
-                60, "the sandboxed build's own process",
-            )  # fmt: skip
+
+            def build_running() -> list[str]:
+                return [line for line in marked(marker) if "sh -c" not in line]
+
+            running = wait_until(build_running, 60, "the sandboxed build's own process")
             sandbox = [int(line.split()[0]) for line in marked(marker)]
             assert len(sandbox) >= 3, marked(marker)  # both bwraps and the build
             for pid in sandbox:
