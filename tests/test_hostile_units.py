@@ -3,9 +3,12 @@ reference of any JSON type, a page's write from another origin or to a rebound H
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tacocat_arena.arena.analyses import AnalysisRefused, parse_reference
+from tacocat_arena.human.challenges import HISTORY_ROWS, Challenges
 from tacocat_arena.human.page import SameOrigin
 from tacocat_arena.referee.untrusted import printable
 
@@ -50,3 +53,17 @@ def test_a_strangers_text_is_shown_as_escapes_and_cut() -> None:
     )
     assert printable("x" * 500, 10) == "x" * 10 + "…"
     assert printable("plain text, 'quoted'") == "plain text, 'quoted'"
+
+
+def test_a_players_history_of_games_by_hand_is_its_last_rows(tmp_path: Path) -> None:
+    """A player whose script plays game after game made its public page and
+    /api/human/games?player= list every one of them (the all-players list was capped)."""
+    challenges = Challenges(tmp_path, bot_move_timeout_s=1.0)
+    rows = [("ann", "random", "", 0.0)] * (HISTORY_ROWS + 50) + [("bob", "greedy", "", 0.0)]
+    challenges.db.executemany(
+        "INSERT INTO human_games (player, opponent, folder, started_at) VALUES (?, ?, ?, ?)", rows
+    )
+    mine = challenges.history("ann")
+    assert len(mine) == HISTORY_ROWS and mine[0]["number"] == HISTORY_ROWS + 50
+    assert [r["player"] for r in challenges.history("bob")] == ["bob"]
+    assert len(challenges.history()) == HISTORY_ROWS

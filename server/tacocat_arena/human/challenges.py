@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 MAX_LIVE = 4
 #: Finished challenges whose page still answers (its last state), the oldest dropped first.
 KEEP_FINISHED = 64
+#: The most rows of people's games listed at once (``history``), newest first.
+HISTORY_ROWS = 200
 #: The reason of a row whose game could not be played (its bot did not start); its result
 #: stays empty, as no game was played (``verify_games`` reads no result into it).
 NOT_PLAYED = "not played"
@@ -281,14 +283,15 @@ class Challenges:
         return self.by_key.get(key)
 
     def history(self, player: str | None = None) -> list[dict[str, Any]]:
-        """The person's games, newest first (every player's, or ``player``'s), unrated."""
+        """The person's games, newest first (every player's, or ``player``'s), unrated: the
+        last ``HISTORY_ROWS`` of them, as a player who plays game after game (a script
+        answering at once) would otherwise make its public page and the API list without end."""
         keys = ("number", "player", "opponent", "started_at", "result", "reason", "rounds",
                 "seat", "games", "twin_result", "pair_points")  # fmt: skip
-        query = f"SELECT {', '.join(keys)} FROM human_games"
-        rows = (
-            self.db.execute(query + " WHERE player = ? ORDER BY number DESC", (player,))
-            if player is not None
-            else self.db.execute(query + " ORDER BY number DESC LIMIT 200")
+        where, args = ("WHERE player = ?", (player,)) if player is not None else ("", ())
+        rows = self.db.execute(
+            f"SELECT {', '.join(keys)} FROM human_games {where} ORDER BY number DESC LIMIT ?",
+            (*args, HISTORY_ROWS),
         )
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
