@@ -25,6 +25,7 @@ from tacocat_arena.protocol.wire import (
     PROTOCOL_VERSION,
     TERMINATION_FROM_PB,
     action_to_pb,
+    covered_from_pb,
     event_from_pb,
     round_result_from_pb,
     ruleset_from_pb,
@@ -144,7 +145,7 @@ class _SeatReader:
             view.update(
                 kind=None,
                 tacocat=end.board.tacocat,
-                covered=[False, *end.board.covered, False],
+                covered=list(covered_from_pb(end.board)),
                 events=[
                     dict(event)
                     for event in (

@@ -288,6 +288,12 @@ def board_to_pb(ruleset: Ruleset, tacocat: int, covered: Sequence[bool]) -> pb.B
     )
 
 
+def covered_from_pb(board: pb.Board) -> tuple[bool, ...]:
+    """``board_to_pb``'s covered spaces back as the engine holds them: a flag per position,
+    the two goals (never covered) included."""
+    return (False, *board.covered, False)
+
+
 class ViewEncoder:
     """Keeps the protobuf SeatView of one seat of one game up to date, in place.
 
@@ -446,7 +452,7 @@ def view_from_pb(
     """Rebuild an engine ``SeatView`` from the wire (the SDK's side): the same value as
     ``build_view`` gives in process for that seat, events included (tests/test_parity.py),
     except ``log_start``, an index into the referee's whole log, which is 0 here."""
-    covered = (False, *message.board.covered, False)
+    covered = covered_from_pb(message.board)
     seat = message.seat
     events = tuple(
         ReadOnlyEvent(e)
