@@ -41,8 +41,7 @@ def worst_games(grade: Item, count: int) -> list[tuple[Item, Item]]:
         for game in item.get("games_played", ())
         if game.get("points", 1) < 1
     ]
-    ranked = sorted(enumerate(games), key=lambda pair: (pair[1][1]["points"], pair[0]))
-    return [pair for _, pair in ranked[:count]]
+    return sorted(games, key=lambda pair: pair[1]["points"])[:count]  # stable: earliest first
 
 
 def analyse_worst(
