@@ -65,6 +65,8 @@ def _first_request(web: str, page: str) -> dict[str, Any]:
     with urllib.request.urlopen(web + page + "events", timeout=60) as stream:
         for _ in range(200):  # bounded: a state or a keep-alive comes every 10 s at most
             line = stream.readline()
+            if not line:
+                break  # the stream ended (the server stopped) before any request
             if line.startswith(b"data: "):
                 state = json.loads(line[6:])
                 if state["request"] is not None or state["finished"]:
