@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from tacocat_arena.human.challenges import ChallengeError, Challenges, Opponent, verify_games
+from tacocat_arena.human.challenges import (
+    INTERRUPTED,
+    ChallengeError,
+    Challenges,
+    Opponent,
+    verify_games,
+)
 from tacocat_arena.human.page import write_refusal
 from tacocat_arena.launch.spec import BotSpec
 
@@ -123,3 +129,14 @@ def test_a_table_from_before_pairs_gains_their_columns_and_keeps_its_games(
     assert challenges.history("carol")[0]["games"] == 2
     for game in spawned:
         game.close()
+
+
+def test_a_game_an_arena_stop_interrupted_is_not_in_play_after_a_restart(tmp_path: Path) -> None:
+    """The row kept no result, and the pages showed it "in play" for ever."""
+    challenges, spawned = _challenges(tmp_path)
+    challenges.start("ann", "random")
+    for coroutine in spawned:
+        coroutine.close()  # the arena stopped before the game ended
+    challenges.db.close()
+    (row,) = Challenges(tmp_path, bot_move_timeout_s=1.0).history("ann")
+    assert row["result"] == "" and row["reason"] == INTERRUPTED, row

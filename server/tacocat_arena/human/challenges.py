@@ -54,6 +54,9 @@ HISTORY_ROWS = 200
 #: The reason of a row whose game could not be played (its bot did not start); its result
 #: stays empty, as no game was played (``verify_games`` reads no result into it).
 NOT_PLAYED = "not played"
+#: The reason of a row whose game an arena stop interrupted (its result empty too; ``verify``
+#: checks its folder as far as it went).
+INTERRUPTED = "interrupted"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS human_games (
@@ -136,6 +139,11 @@ class Challenges:
         for column, kind in _PAIR_COLUMNS:  # a table written before pairs were offered
             if column not in have:
                 self.db.execute(f"ALTER TABLE human_games ADD COLUMN {column} {kind}")
+        # No game is in play yet in this process: a row without a result is one an earlier
+        # run stopped mid-game, not one "in play" for ever on the pages.
+        self.db.execute(
+            "UPDATE human_games SET reason = ? WHERE result = '' AND reason = ''", (INTERRUPTED,)
+        )
         self.by_key: dict[str, Challenge] = {}
 
     @staticmethod
