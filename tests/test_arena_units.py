@@ -155,3 +155,26 @@ def test_an_event_waiting_for_its_second_bot_says_so(tmp_path: Path) -> None:
         "event 'swiss': waiting for a second bot to connect (0 connected; it starts with "
         "the bots connected then)"
     ]
+
+
+def test_an_event_plays_up_to_concurrency_games_each_holding_a_slot(tmp_path: Path) -> None:
+    """An event's game holds one of the arena's ``concurrency`` slots (``Arena.reserve``):
+    three games of six bots start at concurrency 3 (counting each game's two seats against
+    it started two), and a fourth waits."""
+    from tacocat_arena.arena.deals import Deals
+    from tacocat_arena.arena.events import EventSettings, _start_games
+    from tacocat_arena.arena.ladder import Arena, LadderSettings
+    from tacocat_arena.tournament.schedule import PlannedGame
+
+    arena = Arena(ArenaStore(tmp_path), LadderSettings(ladder=False, concurrency=3, per_bot=1))
+    arena.can_play = lambda name: True  # type: ignore[method-assign]  # six connected bots
+    started: list[object] = []
+    arena.spawn = started.append  # type: ignore[method-assign]  # the games, not run here
+    seats = [("a", "b"), ("c", "d"), ("e", "f"), ("g", "h")]
+    plan = [PlannedGame(f"rr:{x}-{y}-d0", (x, y), 1, 0) for x, y in seats]
+    running: set[str] = set()
+    assert _start_games(arena, plan, plan, EventSettings(), Deals.DUPLICATE, set(), running)
+    assert len(started) == 3 and running == {g.game_id for g in plan[:3]}
+    assert arena.concurrency_left() == 0 and arena.in_flight["a"] == 1
+    for game in started:
+        game.close()  # type: ignore[attr-defined]

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tacocat_arena.arena.deals import Deals, event_deals, event_deals_key, pairing_deals
-from tacocat_arena.arena.ladder import Arena, event_over_key
+from tacocat_arena.arena.ladder import Arena, Pairing, event_over_key
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.referee import GameReport
 from tacocat_arena.stats.tables import GameResult, compute_standings
@@ -188,20 +188,21 @@ def _start_games(
     done: set[str],
     running: set[str],
 ) -> bool:
-    """Start the games of ``todo`` whose bots may play now, within the arena's concurrency
-    and each bot's ``per_bot``; whether any started."""
+    """Start the games of ``todo`` whose bots may play now, each holding one of the arena's
+    ``concurrency`` slots and a place in both bots' ``per_bot`` (``Arena.reserve``, as the
+    ladder's pairs and a person's games hold theirs) until it ends; whether any started."""
     started = False
     for planned in todo:
-        busy = sum(arena.in_flight.values())
-        if busy >= arena.settings.concurrency:
+        if arena.concurrency_left() <= 0:
             break
         if all(
             arena.can_play(n) and arena.in_flight[n] < arena.settings.per_bot for n in planned.seats
         ):
             running.add(planned.game_id)
-            for name in planned.seats:
-                arena.in_flight[name] += 1
-            arena.spawn(_play(arena, planned, plan.index(planned), settings, deals, done, running))
+            a, b = planned.seats
+            slot = arena.reserve(a, b, deals=0, games=0, local=True)
+            index = plan.index(planned)
+            arena.spawn(_play(arena, planned, index, settings, deals, done, running, slot))
             started = True
     return started
 
@@ -437,6 +438,7 @@ async def _play(
     deals: Deals,
     done: set[str],
     running: set[str],
+    slot: Pairing,
 ) -> None:
     try:
         word = "independent deal" if deals is Deals.INDEPENDENT else "deal"
@@ -449,9 +451,7 @@ async def _play(
             done.add(planned.game_id)
     finally:
         running.discard(planned.game_id)
-        for name in planned.seats:
-            arena.in_flight[name] -= 1
-        arena.wake()
+        arena.release(slot)  # its bots and its slot free again; the loop is woken
 
 
 def _unplayed(arena: Arena, planned: PlannedGame) -> GameReport:
