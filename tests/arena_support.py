@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
 from process_support import RealProcess, start_process
 
+from tacocat_arena.cli import main
 from tacocat_bot.client import RECONNECT_ENV
 
 LADDER_BOT = Path(__file__).resolve().parent / "bots" / "ladder_bot.py"
@@ -216,15 +218,14 @@ def games_of(arena: ArenaProcess) -> dict[str, int]:
 
 
 def add_players(folder: Path, *names: str) -> dict[str, str]:
-    """``players add`` each name through the CLI; return name -> token."""
+    """``players add`` each name through the CLI, in this process (``CliRunner``: the same
+    command, without a Python start and the CLI's imports a player, ~0.2 s of CPU each;
+    test_arena_trust runs it as a process beside a running server); return name -> token."""
     tokens = {}
     for name in names:
-        done = subprocess.run(
-            [sys.executable, "-m", "tacocat_arena.cli", "players", "add", name, "--dir",
-             str(folder)],
-            capture_output=True, text=True, timeout=60, check=True,
-        )  # fmt: skip
-        tokens[name] = done.stdout.strip().splitlines()[-1]
+        done = CliRunner().invoke(main, ["players", "add", name, "--dir", str(folder)])
+        assert done.exit_code == 0, done.output
+        tokens[name] = done.output.strip().splitlines()[-1]
     return tokens
 
 
