@@ -58,6 +58,14 @@ class SeatResult(enum.Enum):
         return cls.WIN if result.winner == seat else cls.LOSS
 
 
+class TwinOffer(enum.Enum):
+    """Where the twin game's offer is (``Relay.twin``; None: not offered)."""
+
+    OFFERED = "offered"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+
+
 #: A result's points in a pair's score (no contest: none).
 POINTS = {SeatResult.WIN: 1.0, SeatResult.DRAW: 0.5}
 
@@ -212,8 +220,8 @@ class Relay:
         self.notice = ""
         self.ended: dict[str, Any] | None = None
         self.results: list[dict[str, Any]] = []
-        #: The twin game's offer: None (not offered), "offered", "accepted", "declined".
-        self.twin: str | None = None
+        #: The twin game's offer (None: not offered).
+        self.twin: TwinOffer | None = None
         self.finished = False
         self.answers: asyncio.Queue[tuple[str, int, Action]] = asyncio.Queue()
         self._changed = asyncio.Event()
@@ -289,14 +297,14 @@ class Relay:
     async def offer_twin(self, timeout_s: float) -> bool:
         """Offer the twin game and wait for the person's choice (False after ``timeout_s``:
         a person who left does not get a second game played in their absence)."""
-        self.twin = "offered"
+        self.twin = TwinOffer.OFFERED
         self._twin_answer = asyncio.get_running_loop().create_future()
         self._touch()
         try:
             accepted = await asyncio.wait_for(asyncio.shield(self._twin_answer), timeout_s)
         except TimeoutError:
             accepted = False
-        self.twin = "accepted" if accepted else "declined"
+        self.twin = TwinOffer.ACCEPTED if accepted else TwinOffer.DECLINED
         self._touch()
         return accepted
 
@@ -304,9 +312,10 @@ class Relay:
         """The person's answer to the twin offer; ``Refusal`` when none is open."""
         if not isinstance(accept, bool):
             raise Refusal("answer the offer with true or false")
-        if self.twin != "offered" or self._twin_answer is None or self._twin_answer.done():
+        answer = self._twin_answer
+        if self.twin is not TwinOffer.OFFERED or answer is None or answer.done():
             raise Refusal("no twin game is on offer")
-        self._twin_answer.set_result(accept)
+        answer.set_result(accept)
 
     def state(self) -> dict[str, Any]:
         """What the page shows: only the person's own view and public facts."""
@@ -332,7 +341,7 @@ class Relay:
             "ended": self.ended,
             "results": self.results,
             "pair_points": pair_score(self.results),
-            "twin": self.twin,
+            "twin": None if self.twin is None else self.twin.value,
             "finished": self.finished,
             "now": time.time(),
         }
