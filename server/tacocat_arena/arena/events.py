@@ -23,7 +23,8 @@ Its entrants are fixed at its start (late joiners wait for the next event).  Its
 ``EVENT:rN-A-B-dK``, dealt as a round robin's, deal K of the pairing numbered on across the
 rounds (``swiss_game``), so ``verify`` checks their deals as it checks a round robin's.
 When an event is over, ``EventSettings.notify`` gets its summary (``tournament.notify.post``,
-the one ``run --notify`` uses, off the arena's loop: retried, never failing the event).
+the one ``run --notify`` uses, off the arena's loop (``post_off_loop``): retried, never
+failing the event, never holding a stop).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from tacocat_arena.stats.tables import GameResult, compute_standings
 from tacocat_arena.stats.tiebreaks import SwissRow, swiss_standings
 from tacocat_arena.tournament.commitments import secret_commitment
 from tacocat_arena.tournament.config import TournamentFormat, swiss_max_rounds
-from tacocat_arena.tournament.notify import post
+from tacocat_arena.tournament.notify import post_off_loop
 from tacocat_arena.tournament.schedule import PlannedGame, deal_seed, round_robin
 from tacocat_arena.tournament.swiss import Outcome as SwissOutcome
 from tacocat_arena.tournament.swiss import SwissState, swiss_rounds
@@ -304,7 +305,7 @@ async def _over(
             )
     if settings.notify is not None:
         body = event_summary(settings.name, kind, standings, table, len(results))
-        await asyncio.to_thread(post, settings.notify, body, say=say)
+        await post_off_loop(settings.notify, body, say=say)
 
 
 def _plan(

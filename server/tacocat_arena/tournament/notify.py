@@ -11,7 +11,10 @@ before the event starts), and no redirect is followed, so the POST goes where it
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -110,6 +113,33 @@ def post(
             pause *= 2
     say(f"--notify {url}: gave up; the results are written all the same")
     return False
+
+
+async def post_off_loop(
+    url: str, body: Mapping[str, Any], *, say: Callable[[str], None] = lambda text: None
+) -> bool:
+    """``post`` from a loop (``serve``'s events): in a daemon thread of its own, awaited, so
+    a stop (this task cancelled) ends the process then.  ``asyncio.to_thread``'s executor is
+    joined when the loop ends: a stop waited for every attempt of an endpoint that takes the
+    connection and never answers (3 x ``TIMEOUT_S``), and for ever for one that trickles."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[bool] = loop.create_future()
+
+    def settle(ok: bool) -> None:
+        if not done.done():
+            done.set_result(ok)
+
+    def work() -> None:
+        ok = post(url, body, say=say)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, ok)
+
+    threading.Thread(target=work, name="notify", daemon=True).start()
+    try:
+        return await done
+    except asyncio.CancelledError:
+        say(f"--notify {url}: stopped before the endpoint answered; the results are written")
+        raise
 
 
 def grades_summary(
