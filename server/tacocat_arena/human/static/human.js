@@ -14,10 +14,18 @@ const seatName = (seat) => (state && seat === state.seat ? "you" : (state ? stat
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const cards = (list) => (list && list.length ? list.join(" ") : "nothing");
 
+// A space as the board shows it: by the number printed on it, with its position (as
+// play/narrate.py's _space words it for the replay page).
+function space(position) {
+  const marks = state.view ? state.view.hand_sizes : [];
+  return position >= 1 && position <= marks.length
+    ? `the space marked ${marks[position - 1]} (position ${position})` : `position ${position}`;
+}
+
 function describe(ev) {
   switch (ev.type) {
     case "deal":
-      return `Round ${ev.round}: the Tacocat is on space ${ev.position}; ${ev.hand_size} cards each` +
+      return `Round ${ev.round}: the Tacocat is on ${space(ev.position)}; ${ev.hand_size} cards each` +
         (ev.hand ? `; you were dealt ${cards(ev.hand)}` : "");
     case "replace":
       return `${cap(seatName(ev.seat))} discarded ${cards(ev.discarded)}` +
@@ -39,7 +47,7 @@ function describe(ev) {
     case "round_end":
       return ev.winner === null || ev.winner === undefined
         ? `Round ${ev.round} tied: the Tacocat stays`
-        : `${cap(seatName(ev.winner))} won round ${ev.round}: the Tacocat moves from ${ev.tacocat_from} to ${ev.tacocat_to}`;
+        : `${cap(seatName(ev.winner))} won round ${ev.round}: the Tacocat moves from position ${ev.tacocat_from} to ${ev.tacocat_to}`;
     case "substituted":
       return `The referee played for ${seatName(ev.seat)} (${ev.reason})`;
     case "forfeit":
@@ -309,7 +317,7 @@ function renderLog(view) {
   for (const r of view.past_rounds) {
     const li = document.createElement("li");
     li.textContent = `Round ${r.round}: ` + (r.winner === null ? "tie" : `${seatName(r.winner)} won`) +
-      ` (showdown: you ${r.showdown[state.seat]}, ${state.opponent} ${r.showdown[1 - state.seat]}); Tacocat ${r.tacocat_from} → ${r.tacocat_to}`;
+      ` (showdown: you ${r.showdown[state.seat]}, ${state.opponent} ${r.showdown[1 - state.seat]}); the Tacocat from position ${r.tacocat_from} to ${r.tacocat_to}`;
     past.append(li);
   }
   $("past-none").hidden = view.past_rounds.length > 0;
