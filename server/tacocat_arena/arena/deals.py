@@ -91,7 +91,7 @@ def pair_secret(secret: str, event: str, pair: int) -> str:
 
 
 def event_secret(secret: str, event: str) -> str:
-    """The secret of round-robin event ``event`` (published once it is over)."""
+    """The secret of event ``event``, a round robin or a Swiss (published once it is over)."""
     return derived_secret(secret, "event", event)
 
 

@@ -463,7 +463,7 @@ class Arena:
         return {"arena_seed": self.seed, "secret": self.event_secret(stored.event)}
 
     def event_secret(self, event: str) -> str:
-        """The secret of the deals of round-robin event ``event``."""
+        """The secret of the deals of event ``event`` (a round robin or a Swiss)."""
         return event_secret(self.secret, event)
 
     def is_connected(self, name: str) -> bool:
