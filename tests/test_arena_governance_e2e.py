@@ -28,6 +28,8 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 REMEMBERING = REPO / "tests" / "bots" / "remembering_bot.py"
 PACKAGE = REPO / "example_bots" / "packages" / "python-random"
+#: Deal pairs a hosted batch plays (``serve --pairs-per-batch``): 2 games each.
+PAIRS = 2
 
 
 def _predictions(arena: ArenaProcess, log: Path) -> tuple[int, int]:
@@ -121,6 +123,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=180)  # fmt: skip
 
 
+def _games(arena: ArenaProcess, player: str) -> int:
+    """Games of ``player``'s version 1 committed so far."""
+    games: int = arena.json(f"/api/submissions/{player}/1")["games"]
+    return games
+
+
 def _playing(arena: ArenaProcess, bot: str) -> int:
     """Games of ``bot`` in flight, from the desk (which lists revoked and suspended versions
     too): a hosted batch counts until its games are committed."""
@@ -143,7 +151,10 @@ def test_suspend_reinstate_roll_back_and_revoke_a_hosted_player(tmp_path: Path) 
     hosted version at once: listed ``revoked``, no game of it starts after."""
     folder = tmp_path / "arena"
     tokens = add_players(folder, "alice", "bob", "cat")
-    arena = arena_support.start_arena(folder, "--move-timeout", "5", "--probation", "0")
+    # Batches of 4 games (2 pairs): "a batch that started after the revoke" comes sooner.
+    arena = arena_support.start_arena(
+        folder, "--move-timeout", "5", "--probation", "0", "--pairs-per-batch", str(PAIRS)
+    )
     try:  # stopped with SIGTERM: a SIGKILLed arena leaves its workers holding its output
         organizer = (folder / "organizer.token").read_text().strip()
         for player, times in (("alice", 2), ("bob", 1), ("cat", 1)):
@@ -172,8 +183,12 @@ def test_suspend_reinstate_roll_back_and_revoke_a_hosted_player(tmp_path: Path) 
         assert done.returncode == 0 and "alice@v2: retired" in done.stdout, done.stderr
         assert _post(arena, "/api/submissions/alice/2/activate", tokens["alice"])[0] == 200
         wait_until(lambda: _statuses(arena)["alice@v1"] == "retired", 10, "the roll-forward")
-        # Revoking bob from the desk stops bob@v1 at once: no game of it starts after.
-        wait_until(lambda: arena.json("/api/submissions/bob/1")["games"] > 0, 120, "bob@v1's games")
+        # Revoking bob from the desk stops bob@v1 at once: no game of it starts after.  The
+        # desk lists every version that has played (revoked ones too): both bob's and cat's
+        # must have played first.  (Waiting for bob's alone, cat's first batch could still be
+        # to come: one worker plays one batch at a time, least met first.)
+        for bot in ("bob", "cat"):
+            wait_until(lambda bot=bot: _games(arena, bot) > 0, 120, f"{bot}@v1's games")
         assert _post(arena, "/api/players/bob/revoke", organizer)[0] == 200
         assert _statuses(arena)["bob@v1"] == "revoked"
         desk = json.loads(urllib.request.urlopen(urllib.request.Request(
@@ -186,10 +201,15 @@ def test_suspend_reinstate_roll_back_and_revoke_a_hosted_player(tmp_path: Path) 
         # Its end is the event waited on (its games are committed before it stops counting as
         # in flight), not a few seconds, which a loaded machine overran.
         wait_until(lambda: _playing(arena, "bob@v1") == 0, 120, "bob@v1's batch in flight")
-        before = arena.json("/api/submissions/bob/1")["games"]
-        wait_until(lambda: arena.json("/api/submissions/cat/1")["games"] >= 8, 120, "cat's games")
-        time.sleep(2)
-        assert arena.json("/api/submissions/bob/1")["games"] == before
+        before = _games(arena, "bob")
+        # The one worker has at most one batch in flight now (alice@v2 and cat's, started
+        # before the revoke or after it); once two more of cat's batches are committed, one of
+        # them started after the revoke: the event "none starts after" is judged on, not a
+        # few seconds of bob's count standing still.
+        cat = _games(arena, "cat")
+        batch = 2 * PAIRS
+        wait_until(lambda: _games(arena, "cat") >= cat + 2 * batch, 120, "cat's batches after")
+        assert _games(arena, "bob") == before
     finally:
         arena.stop()
 
