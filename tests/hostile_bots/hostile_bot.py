@@ -30,8 +30,9 @@ Modes (``--mode``, repeatable):
              the environment: on the command line the pre-flight check would refuse it),
              and read its own script, which it must see (the probe's control)
   portthief  (no sandbox) read --victim's token, bind ::ffff:127.0.0.2 at the port of its
-             connection to the referee and connect as it; then kill it with SIGKILL and do
-             the same as soon as its restart connects, --attempts times in all (the old
+             connection to the referee and connect as it; then kill it with SIGKILL (once a
+             game with its restart has begun) and do the same as soon as its restart
+             connects, --attempts times in all (the old
              check, by port alone, let it past: ALREADY_EXISTS, not PERMISSION_DENIED)
 """
 
@@ -141,6 +142,9 @@ def peek() -> None:
 
 #: Set at this bot's first decision: a game has begun, so its opponent's session is live.
 PLAYING = threading.Event()
+#: How many games this bot has begun (``on_game_start``), told to the thief's thread.
+BEGUN = threading.Condition()
+GAMES_BEGUN = [0]
 
 
 def port_thief(options: argparse.Namespace) -> None:
@@ -157,9 +161,18 @@ def port_thief(options: argparse.Namespace) -> None:
             probe("port-theft", "no-victim")
             return
         pid, token, port = found
+        with BEGUN:
+            begun = GAMES_BEGUN[0]
         result = steal(options.victim, token, source=("::ffff:127.0.0.2", port))
         probe("port-theft", f"{'live' if attempt == 0 else 'restarted'}:{result}")
         if attempt + 1 < options.attempts:
+            if attempt > 0:
+                # Killed before its session was made, a restart is the runner's error (the bot
+                # never started), not a crash; a TCP connection is not yet a session (a loaded
+                # run killed start #3 so).  A game begun after its restart connected is the
+                # event that says its session is live.
+                with BEGUN:
+                    BEGUN.wait_for(lambda begun=begun: GAMES_BEGUN[0] > begun, 60)
             os.kill(pid, 9)
             while Path(f"/proc/{pid}").exists():  # gone once the runner reaps it
                 time.sleep(0.005)
@@ -275,6 +288,9 @@ class Hostile(Bot):
 
     def on_game_start(self, game_id: str, seat: int, opponent: str) -> None:
         self.current, self.seat = game_id, seat
+        with BEGUN:
+            GAMES_BEGUN[0] += 1
+            BEGUN.notify_all()
         if "remember" in self.options.mode:
             names, deal = game_id.rsplit("-", 1)
             first, second = names.split("-")
