@@ -140,3 +140,23 @@ def test_a_game_an_arena_stop_interrupted_is_not_in_play_after_a_restart(tmp_pat
     challenges.db.close()
     (row,) = Challenges(tmp_path, bot_move_timeout_s=1.0).history("ann")
     assert row["result"] == "" and row["reason"] == INTERRUPTED, row
+
+
+@pytest.mark.parametrize(("decision_ms", "bot_s"), [(0, 0.0), (2500, 2.5)])
+def test_a_persons_game_gives_the_bot_the_arenas_move_timeout_no_limit_included(
+    tmp_path: Path, decision_ms: int, bot_s: float
+) -> None:
+    """The bot keeps the arena's ``--move-timeout`` against a person; an arena with no limit
+    (0) gives it none there either, never a second made up on the way."""
+    from types import SimpleNamespace
+
+    from tacocat_arena.web.human import challenges_of
+
+    clock = SimpleNamespace(decision_ms=decision_ms)
+    arena = SimpleNamespace(
+        settings=SimpleNamespace(referee=SimpleNamespace(clock=clock)),
+        store=SimpleNamespace(folder=tmp_path),
+        spawn=lambda coroutine: None,
+    )
+    request = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(arena=arena)))
+    assert challenges_of(request).bot_move_timeout_s == bot_s  # type: ignore[arg-type]

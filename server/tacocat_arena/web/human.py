@@ -46,7 +46,7 @@ def challenges_of(request: Request) -> Challenges:
     found: Challenges | None = getattr(request.app.state, "challenges", None)
     if found is None:
         arena = arena_of(request)
-        bot_s = arena.settings.referee.clock.decision_ms / 1000 or 1.0
+        bot_s = arena.settings.referee.clock.decision_ms / 1000  # 0: no limit, as the arena's
         found = Challenges(
             arena.store.folder / "human", bot_move_timeout_s=bot_s, spawn=arena.spawn
         )
