@@ -60,10 +60,32 @@ def test_a_players_history_of_games_by_hand_is_its_last_rows(tmp_path: Path) -> 
     /api/human/games?player= list every one of them (the all-players list was capped)."""
     challenges = Challenges(tmp_path, bot_move_timeout_s=1.0)
     rows = [("ann", "random", "", 0.0)] * (HISTORY_ROWS + 50) + [("bob", "greedy", "", 0.0)]
+    challenges.db.execute("BEGIN")  # one transaction: the table's connection autocommits
     challenges.db.executemany(
         "INSERT INTO human_games (player, opponent, folder, started_at) VALUES (?, ?, ?, ?)", rows
     )
+    challenges.db.execute("COMMIT")
     mine = challenges.history("ann")
     assert len(mine) == HISTORY_ROWS and mine[0]["number"] == HISTORY_ROWS + 50
     assert [r["player"] for r in challenges.history("bob")] == ["bob"]
     assert len(challenges.history()) == HISTORY_ROWS
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (["human", "random", "--sprt", "0,5"], "play human takes no --sprt"),
+        (["human", "random", "--games", "4", "-q"], "play human takes no --games, --quiet"),
+        (["human", "random", "--resume"], "play human takes no --resume"),
+        (["random", "greedy", "--pair"], "--pair: only when A is human"),
+        (["random", "greedy", "--human-move-timeout", "3"], "--human-move-timeout: only when"),
+    ],
+)
+def test_an_option_play_would_ignore_is_refused(args: list[str], refused: str) -> None:
+    """Each was dropped silently (a person's --resume did not resume, --sprt tested nothing)."""
+    from click.testing import CliRunner
+
+    from tacocat_arena.cli.main import main
+
+    done = CliRunner().invoke(main, ["play", *args])
+    assert done.exit_code == 2 and refused in done.output, done.output

@@ -215,6 +215,20 @@ def _event_format(text: str | None, gauntlet: str | None) -> object:
     return chosen
 
 
+def _given(ctx: click.Context) -> set[str]:
+    """The parameters the command line set (not left at their defaults): an option a
+    command would ignore is refused, not silently dropped."""
+    return {
+        name
+        for name in ctx.params
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+    }
+
+
+def _flags(names: set[str]) -> str:
+    return ", ".join(f"--{name.replace('_', '-')}" for name in sorted(names))
+
+
 @main.command()
 @click.argument("first", metavar="A")
 @click.argument("second", metavar="B")
@@ -284,7 +298,15 @@ def play(
     A = human: you play B yourself, in a browser page served on 127.0.0.1 (its URL is
     printed), one game or with --pair a duplicate pair (docs/human-seat.md).
     """
+    given = _given(click.get_current_context())
     if first == "human":
+        unused = given & {"games", "concurrency", "resume", "debug", "strict", "sprt", "alpha",
+                          "beta", "quiet"}  # fmt: skip
+        if unused:
+            raise click.UsageError(
+                f"play human takes no {_flags(unused)}: it plays one game (or a pair with "
+                "--pair) at your pace, not a match (docs/human-seat.md)"
+            )
         from tacocat_arena.cli.human import play_human_command
 
         play_human_command(
@@ -297,6 +319,9 @@ def play(
             out=out or Path("tacocat-results") / "human" / time.strftime("%Y%m%d-%H%M%S"),
         )
         return
+    unused = given & {"pair", "no_browser", "human_move_timeout"}
+    if unused:
+        raise click.UsageError(f"{_flags(unused)}: only when A is human (play human BOT)")
     from tacocat_arena.cli.run import match_bots, run_command
     from tacocat_arena.stats.live import DEFAULT_SPRT_GAMES
     from tacocat_arena.stats.sprt import Sprt
