@@ -22,7 +22,7 @@ from check_support import REPO_ROOT, run_check, statuses
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import DEFAULT_RULESET
-from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
+from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server, stop_server
 
 pytestmark = [pytest.mark.slow]
 
@@ -116,7 +116,7 @@ def test_the_cpp_bot_marks_the_fallback_moves_it_plays_when_its_code_throws(
             for process in bots:
                 if process.returncode is None:
                     process.kill()
-            await server.stop(1)
+            await stop_server(server, 1)
         return list(reports)
 
     for report in asyncio.run(main()):

@@ -16,7 +16,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from tacocat_arena.referee import Referee, RefereeSettings, start_server
+from tacocat_arena.referee import Referee, RefereeSettings, start_server, stop_server
 
 ARENA = "tacocat.v1.Arena"
 HEALTH = "grpc.health.v1.Health"
@@ -34,7 +34,7 @@ def _with_referee(
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
                 return await asyncio.wait_for(body(channel), 20)
         finally:
-            await server.stop(None)
+            await stop_server(server, None)
 
     return asyncio.run(main())
 

@@ -23,7 +23,7 @@ from node_support import node_dependencies
 from verify_support import assert_verifies  # tests/ (pytest pythonpath)
 
 from tacocat_arena.engine import DEFAULT_RULESET, Termination, replay
-from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
+from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server, stop_server
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = REPO_ROOT / "example_bots" / "node"
@@ -114,7 +114,7 @@ def test_node_bot_plays_greedy_sdk_bot() -> None:
             for process in (node, greedy):
                 if process.returncode is None:
                     process.kill()
-            await server.stop(1)
+            await stop_server(server, 1)
 
         for report in reports:
             assert report.outcome.termination in NORMAL_ENDINGS, (report.game_id, report.detail)
@@ -163,7 +163,7 @@ def test_node_bot_whose_decide_throws_marks_its_fallbacks() -> None:
             for process in (node, greedy):
                 if process.returncode is None:
                     process.kill()
-            await server.stop(1)
+            await stop_server(server, 1)
         for report in reports:
             seat = report.seats.index("node")
             attacks = [
@@ -187,7 +187,7 @@ def test_node_bot_with_wrong_token_exits_non_zero() -> None:
             process = await _start_bot([NODE, str(NODE_BOT)], port, "node", "wrong-token")
             return await _finish(process)
         finally:
-            await server.stop(1)
+            await stop_server(server, 1)
 
     status, output = asyncio.run(main())
     assert status != 0

@@ -33,7 +33,7 @@ from tacocat_arena.protocol.wire import (
     ruleset_from_pb,
     view_from_pb,
 )
-from tacocat_arena.referee import Referee, RefereeSettings, start_server
+from tacocat_arena.referee import Referee, RefereeSettings, start_server, stop_server
 
 BOTS_DIR = Path(__file__).resolve().parent
 SCRIPTED_BOT = BOTS_DIR / "scripted_bot.py"
@@ -56,7 +56,7 @@ async def arena(
     finally:
         with contextlib.suppress(Exception):
             await referee.end_all_sessions("test over")
-        await server.stop(0.5)
+        await stop_server(server, 0.5)
 
 
 def run_async(coro: Any, timeout: float) -> Any:

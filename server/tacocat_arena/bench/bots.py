@@ -32,7 +32,7 @@ from example_bots.builtin import make_bot
 from tacocat_arena.engine import DEFAULT_RULESET
 from tacocat_arena.launch.builtins import BuiltinSpec, parse_builtin
 from tacocat_arena.play.local import play_game
-from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
+from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server, stop_server
 
 DEFAULT_LADDER = ("random", "greedy", "search", "ismcts")
 #: The referee's default allowance per decision, as ``play`` and ``run`` give it.
@@ -177,7 +177,7 @@ async def _wire_games(
             if process.returncode is None:
                 process.kill()
                 await process.wait()
-        await server.stop(1)
+        await stop_server(server, 1)
 
 
 def _points(winner: int | None, seat: int) -> float:

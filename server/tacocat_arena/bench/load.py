@@ -47,6 +47,7 @@ from tacocat_arena.referee import (
     Referee,
     RefereeSettings,
     start_server,
+    stop_server,
 )
 
 _TOKENS = {"a": "token-a", "b": "token-b"}
@@ -247,7 +248,7 @@ class _Arena:
             if bot.poll() is None:
                 bot.kill()
                 bot.wait()
-        await self.server.stop(1)
+        await stop_server(self.server, 1)
 
     async def play(self, index: int) -> GameReport:
         seats = ("a", "b") if index % 2 == 0 else ("b", "a")

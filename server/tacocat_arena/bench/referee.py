@@ -217,7 +217,13 @@ async def measure_referee_cost(seconds: float, games_at_once: int) -> tuple[floa
     """(b)/(c): decisions per second of the referee, ``games_at_once`` games in flight, and
     decisions per CPU second of the referee's process (its own cost, which a loaded machine
     blurs less than the rate: the bots' wait for a core is not in it)."""
-    from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
+    from tacocat_arena.referee import (
+        ClockSettings,
+        Referee,
+        RefereeSettings,
+        start_server,
+        stop_server,
+    )
 
     tokens = {"a": "token-a", "b": "token-b"}
     settings = RefereeSettings(clock=ClockSettings(decision_ms=10_000))
@@ -257,7 +263,7 @@ async def measure_referee_cost(seconds: float, games_at_once: int) -> tuple[floa
             if bot.poll() is None:
                 bot.kill()
                 bot.wait()
-        await server.stop(1)
+        await stop_server(server, 1)
 
 
 async def measure_relay(seconds: float) -> float:
@@ -269,6 +275,8 @@ async def measure_relay(seconds: float) -> float:
     stream can carry several games and a silent bot can still be timed out).  No engine, no
     views, no validation: whatever (b) falls short of this is the referee's own work.
     """
+    from tacocat_arena.referee import grpc_server, stop_server
+
     loop = asyncio.get_running_loop()
     streams: list[grpc.aio.ServicerContext] = []
     both_connected = asyncio.Event()
@@ -283,7 +291,7 @@ async def measure_relay(seconds: float) -> float:
             both_connected.set()
         await finished.wait()
 
-    server = grpc.aio.server()
+    server = grpc_server()
     handler = grpc.method_handlers_generic_handler(
         "tacocat.v1.Arena",
         {
@@ -333,7 +341,7 @@ async def measure_relay(seconds: float) -> float:
             except subprocess.TimeoutExpired:
                 bot.kill()
                 bot.wait()
-        await server.stop(1)
+        await stop_server(server, 1)
 
 
 def _sample_request() -> pb.RefereeMessage:

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from tacocat.v1 import arena_pb2_grpc
 from tacocat_arena.check.link import CHECK_LOOK, BotLink, CheckServicer, Handshake, Look
 from tacocat_arena.launch import folder, scratch
@@ -33,6 +31,7 @@ from tacocat_arena.launch.sandbox import (
     unreachable_by_bot,
 )
 from tacocat_arena.launch.spec import BotSpec
+from tacocat_arena.referee import grpc_server, stop_server
 
 
 class LaunchError(RuntimeError):
@@ -120,7 +119,7 @@ async def launched_bot(
         if on_placed is not None:
             on_placed(mode, limits, log_path)
         servicer = CheckServicer(token, look=look)
-        server = grpc.aio.server()
+        server = grpc_server()
         arena_pb2_grpc.add_ArenaServicer_to_server(servicer, server)
         port = server.add_insecure_port("127.0.0.1:0")
         socket_path = None
@@ -156,7 +155,7 @@ async def launched_bot(
             yield launched
         finally:
             await bot.stop(grace=0.5)
-            await server.stop(grace=0.5)
+            await stop_server(server, 0.5)
             if launched is not None:
                 launched.final_tail = log_tail(log_path)
 

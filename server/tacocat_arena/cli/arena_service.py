@@ -33,7 +33,7 @@ from tacocat_arena.arena.players import import_tokens, organizer_token
 from tacocat_arena.arena.store import ArenaStore
 from tacocat_arena.cli.addresses import describe
 from tacocat_arena.launch.sandbox import admit_bot, describe_limits
-from tacocat_arena.referee import start_server
+from tacocat_arena.referee import start_server, stop_server
 from tacocat_arena.referee.stopping import stop_signals
 from tacocat_arena.web.app import serve_web
 
@@ -89,7 +89,7 @@ async def serve_arena(
         try:
             web, web_port = await serve_web(arena, options.web_host, options.web_port)
         except BaseException:
-            await server.stop(None)
+            await stop_server(server, None)
             raise
         stop = stop or asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -126,7 +126,7 @@ async def serve_arena(
                 await asyncio.gather(event_task, return_exceptions=True)
             web.should_exit = True
             await asyncio.gather(web.task, return_exceptions=True)
-            await server.stop(1.0)
+            await stop_server(server, 1.0)
         say(f"stopped: {store.count()} games stored in {store.path}")
         return arena
     finally:

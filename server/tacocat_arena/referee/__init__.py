@@ -6,7 +6,9 @@ from tacocat_arena.referee.server import (
     ListenError,
     Referee,
     bind_port,
+    grpc_server,
     start_server,
+    stop_server,
 )
 from tacocat_arena.referee.session import BotSession, EndReason, SessionClosed
 from tacocat_arena.referee.settings import (
@@ -32,6 +34,8 @@ __all__ = [
     "SessionClosed",
     "SessionLimits",
     "bind_port",
+    "grpc_server",
     "play_game",
     "start_server",
+    "stop_server",
 ]

@@ -14,7 +14,9 @@ import contextlib
 import hmac
 import logging
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -319,8 +321,8 @@ async def start_server(
     ``tls`` is (private key, certificate chain), both PEM, for bots on other machines.
     """
     max_bytes = referee.settings.max_message_bytes
-    server = grpc.aio.server(
-        options=[
+    server = grpc_server(
+        [
             ("grpc.max_receive_message_length", max_bytes),
             ("grpc.keepalive_time_ms", 20_000),
             ("grpc.keepalive_timeout_ms", 10_000),
@@ -349,3 +351,67 @@ async def start_server(
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
     freeze_long_lived()  # a server lives long: see referee/heap.py
     return server, bound
+
+
+#: How long ``stop_server`` waits for the handlers of a stopped server's calls to end, then
+#: again for the ones it had to cancel (a bound for a handler that ignores its cancellation).
+_HANDLERS_END_S = 5.0
+
+
+class _Calls(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio is untyped
+    """The handler task of every call in progress on one server (grpc.aio runs its
+    interceptors inside the call's own handler task), for ``stop_server``."""
+
+    def __init__(self) -> None:
+        self.handlers: set[asyncio.Task[Any]] = set()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        task = asyncio.current_task()
+        if task is not None:
+            self.handlers.add(task)
+            task.add_done_callback(self.handlers.discard)
+        return await continuation(handler_call_details)
+
+
+_calls: weakref.WeakKeyDictionary[grpc.aio.Server, _Calls] = weakref.WeakKeyDictionary()
+
+
+def grpc_server(options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Server:
+    """A grpc.aio server whose calls ``stop_server`` can wait for: every server of ours is
+    made here and stopped there."""
+    calls = _Calls()
+    server = grpc.aio.server(interceptors=[calls], options=list(options))
+    _calls[server] = calls
+    return server
+
+
+async def stop_server(server: grpc.aio.Server, grace: float | None) -> None:
+    """Stop ``server`` (``grace`` as ``grpc.aio.Server.stop``'s) and return only once every
+    task of its calls has ended, so that nothing of gRPC's is left for a loop's end to cancel.
+
+    grpc.aio runs each call as two tasks: the handler, and grpc's ``_schedule_rpc_coro``,
+    which waits for it and prints a bare ``CancelledError`` traceback to stderr when it is
+    cancelled while it waits.  ``server.stop`` returns when gRPC's core is done with the
+    calls, not when those tasks are: a handler cancelled by the stop may still be running its
+    ``finally``, or have just ended with grpc's task not yet woken.  Whatever cancels the
+    tasks left when the program ends (``asyncio.run``, ``stopping.run_until_signalled``) then
+    made grpc print it after the arena's last line (a swiss's crasher reconnecting every
+    game while the arena stopped).  So: wait for the handlers still running (gRPC cancelled
+    those whose client is still there), cancel any that outlive that, and yield once more:
+    grpc's task of a call is woken by its handler's end before this coroutine is (its
+    callback was added first), so by then it has ended too.
+    """
+    await server.stop(grace)
+    calls = _calls.get(server)
+    running = set(calls.handlers) if calls is not None else set()
+    if running:
+        _, left = await asyncio.wait(running, timeout=_HANDLERS_END_S)
+        for handler in left:
+            handler.cancel()
+        if left:
+            await asyncio.wait(left, timeout=_HANDLERS_END_S)
+    await asyncio.sleep(0)  # the grpc tasks of calls whose handler had ended already end now

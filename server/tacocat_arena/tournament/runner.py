@@ -36,7 +36,7 @@ from tacocat_arena.launch.bots import (
 )
 from tacocat_arena.launch.sandbox import SandboxMode, describe_limits, resolve_mode
 from tacocat_arena.launch.scratch import owned_folder
-from tacocat_arena.referee import GameReport, Referee, start_server
+from tacocat_arena.referee import GameReport, Referee, start_server, stop_server
 from tacocat_arena.referee.peers import PeerCheck
 from tacocat_arena.stats.tables import GameResult
 from tacocat_arena.tournament.config import TWIN_SUFFIX, BotSpec, TournamentConfig
@@ -138,7 +138,7 @@ async def run_tournament(
         await referee.end_all_sessions("the tournament is over")
         await asyncio.gather(*(p.stop() for p in processes.values()), return_exceptions=True)
         with contextlib.suppress(Exception):
-            await server.stop(grace=1.0)
+            await stop_server(server, 1.0)
         shutil.rmtree(socket_dir, ignore_errors=True)
     return _summary(len(plan), len(plan) - len(todo), counts, processes)
 
