@@ -33,6 +33,11 @@ from tacocat_arena.cli import main
 from tacocat_bot.client import RECONNECT_ENV
 
 LADDER_BOT = Path(__file__).resolve().parent / "bots" / "ladder_bot.py"
+#: A ladder bot's think time per decision unless a test gives its own: an arena plays its
+#: games back to back for as long as its test runs (pages read, browsers driven, restarts),
+#: and with bots that answer at once that kept a core busy with games nobody looked at.
+#: 10 ms a decision (~0.2 s a game a seat) still plays a few games a second.
+PACE_S = 0.01
 
 
 @dataclass
@@ -148,7 +153,7 @@ def start_bot(
     address: str,
     log_dir: Path,
     *,
-    delay: float = 0.0,
+    delay: float = PACE_S,
     seed: int = 1,
     script: Path | None = None,
     env: dict[str, str] | None = None,
@@ -179,7 +184,7 @@ def start_bots(
     log_dir: Path,
     *,
     names: Iterable[str] | None = None,
-    delay: float = 0.0,
+    delay: float = PACE_S,
     reconnect: bool | None = None,
 ) -> list[BotProc]:
     """One ladder bot (``start_bot``) for each player of ``tokens``, or for ``names`` of them,
