@@ -166,3 +166,28 @@ def test_a_trees_environment_imports_that_tree_and_no_editable_install(tmp_path:
         sdk, examples, finder = done.stdout.split()
         assert Path(sdk).is_relative_to(other[1]) and Path(examples).is_relative_to(other[1])
         assert finder == "False"
+
+
+# -- bench referee --against: the runs in both orders ----------------------------------------
+def test_bench_referee_against_makes_an_even_number_of_runs():
+    from tacocat_arena.bench.referee import runs_in_both_orders
+
+    assert [runs_in_both_orders(n) for n in (1, 2, 3, 5, 6)] == [2, 2, 4, 6, 6]
+
+
+def test_the_referee_ratio_cancels_the_first_measured_trees_handicap():
+    """Two equal trees, the one measured first in a run at 0.9 of its figure (as a loaded
+    machine showed): the ratio over runs in both orders is 1.0, where the median of five
+    runs, this tree first in three of them, said 0.9."""
+    from tacocat_arena.bench.referee import CostPair, RefereeComparison
+
+    def run(index: int) -> CostPair:
+        first, second = (900.0, 1800.0), (1000.0, 2000.0)
+        return CostPair(first, second) if index % 2 == 0 else CostPair(second, first)
+
+    pairs = tuple(run(index) for index in range(6))
+    assert abs(RefereeComparison.ratio(pairs, 0) - 1.0) < 1e-9
+    assert abs(RefereeComparison.ratio(pairs, 1) - 1.0) < 1e-9
+    odd = pairs[:5]
+    assert sorted(p.cpu_ratio for p in odd)[2] == 0.9
+    assert RefereeComparison.ratio((CostPair((500.0, 1.0), (1000.0, 1.0)),) * 2, 0) == 0.5

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -449,6 +450,23 @@ class RefereeComparison:
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
 
+    @staticmethod
+    def ratio(pairs: tuple[CostPair, ...], part: int) -> float:
+        """This tree's figure ``part`` (0: decisions/s, 1: decisions/CPU s) over the other's
+        across the runs: the geometric mean of each run's ratio.  On a loaded machine the
+        tree measured first in a run measured a few per cent slower (0.93-0.95 of the later
+        ones, two children of one tree, load 11-25), and the runs go in both orders in turn
+        (``runs_in_both_orders``), so such a factor cancels between a run and the next; the
+        median of an odd count of runs kept it for the tree that went first once more.  What
+        is left is the load's noise: about 12% on one run's decisions/CPU s at load 11-25."""
+        return statistics.geometric_mean(p.mine[part] / p.theirs[part] for p in pairs)
+
+
+def runs_in_both_orders(repeats: int) -> int:
+    """The runs ``bench referee --against`` makes of ``repeats``: an even number, so that each
+    tree is measured first in exactly half of them (``RefereeComparison.ratio``)."""
+    return repeats + repeats % 2
+
 
 def bench_referee_against(
     against: str,
@@ -459,8 +477,9 @@ def bench_referee_against(
 ) -> RefereeComparison:
     """(a) once a run, and (b) and (c) of this tree and of a worktree of commit ``against``,
     one child process per tree for the whole run, taking turns (each first in half the
-    runs) so a pair's two figures share the machine's load; raises ``trees.BenchError``
-    when the comparison cannot be made."""
+    runs: ``repeats`` rounded up to even, ``runs_in_both_orders``) so a pair's two figures
+    share the machine's load; raises ``trees.BenchError`` when the comparison cannot be
+    made."""
     import tempfile
 
     from tacocat_arena.bench.trees import compared, in_turns
@@ -470,7 +489,7 @@ def bench_referee_against(
     single: list[CostPair] = []
     concurrent: list[CostPair] = []
     with compared(against, __file__, "referee_cost_in_child") as (this, other, mine, theirs):
-        for index in range(repeats):
+        for index in range(runs_in_both_orders(repeats)):
             with tempfile.TemporaryDirectory() as folder:
                 echo.append(measure_echo(seconds, os.path.join(folder, "port")))
             for games, into in ((1, single), (games_at_once, concurrent)):

@@ -621,8 +621,9 @@ def bench_arena_command(
     help="Run the referee's event loop on uvloop (pip install uvloop).",
 )
 @_against_option(
-    "Instead: (b) and (c) of this tree and of commit REV, in turns, with the ratio of each run "
-    "and their median."
+    "Instead: (b) and (c) of this tree and of commit REV, in turns (--repeats rounded up to "
+    "even: each tree first in half the runs), with the ratio of each run and their geometric "
+    "mean."
 )
 def bench_referee_command(
     seconds: float,
@@ -734,12 +735,19 @@ def bench_grade_command(bot: str, rubric: Path | None, move_timeout: float | Non
 def _referee_against(against: str, seconds: float, games_at_once: int, repeats: int) -> None:
     import statistics
 
-    from tacocat_arena.bench.referee import CostPair, bench_referee_against
+    from tacocat_arena.bench.referee import (
+        CostPair,
+        RefereeComparison,
+        bench_referee_against,
+        runs_in_both_orders,
+    )
     from tacocat_arena.bench.trees import BenchError
+
+    runs = runs_in_both_orders(repeats)
 
     def report(index: int, echo: float, single: CostPair, many: CostPair) -> None:
         click.echo(
-            f"run {index + 1}/{repeats}: (a) {echo:,.0f}  (b) {single.mine[0]:,.0f} vs "
+            f"run {index + 1}/{runs}: (a) {echo:,.0f}  (b) {single.mine[0]:,.0f} vs "
             f"{single.theirs[0]:,.0f}  (c) {many.mine[0]:,.0f} vs {many.theirs[0]:,.0f}",
             err=True,
         )
@@ -748,7 +756,10 @@ def _referee_against(against: str, seconds: float, games_at_once: int, repeats: 
         c = bench_referee_against(against, seconds, games_at_once, repeats, progress=report)
     except BenchError as error:
         raise click.ClickException(str(error)) from error
-    click.echo(f"bench referee: {repeats} run(s) of {seconds:g} s a figure, the trees in turns")
+    click.echo(
+        f"bench referee: {runs} runs of {seconds:g} s a figure, the trees in turns (each first "
+        "in half)"
+    )
     _echo_trees(
         c.this,
         f"{c.other}, a worktree (its referee and its trivial bots)",
@@ -756,7 +767,7 @@ def _referee_against(against: str, seconds: float, games_at_once: int, repeats: 
         c.load_after,
     )
     click.echo(f"(a) bare grpcio bidi echo, median: {statistics.median(c.echo):,.0f} round trips/s")
-    click.echo(f"{'':38} {'this':>9} {'against':>9}  ratio: median (each run)")
+    click.echo(f"{'':38} {'this':>9} {'against':>9}  ratio: geometric mean (each run)")
     rows = (
         ("(b) 1 game", c.single),
         (f"(c) {c.concurrent_games} games at once", c.concurrent),
@@ -768,6 +779,6 @@ def _referee_against(against: str, seconds: float, games_at_once: int, repeats: 
             click.echo(
                 f"{label + ', ' + unit:38} {statistics.median(p.mine[part] for p in pairs):>9,.0f} "
                 f"{statistics.median(p.theirs[part] for p in pairs):>9,.0f}  "
-                f"{statistics.median(ratios):.2f} ({each})"
+                f"{RefereeComparison.ratio(pairs, part):.2f} ({each})"
             )
     click.echo("(decisions/CPU s: per CPU second of the referee's process, its own cost)")
