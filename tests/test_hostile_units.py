@@ -89,3 +89,23 @@ def test_an_option_play_would_ignore_is_refused(args: list[str], refused: str) -
 
     done = CliRunner().invoke(main, ["play", *args])
     assert done.exit_code == 2 and refused in done.output, done.output
+
+
+@pytest.mark.parametrize(
+    ("name", "refused"),
+    [
+        ("ladder", "the ladder's own name"),  # its games were taken for the ladder's
+        ("a/b", "without / ? # %"),  # its page /event/a/b was no route
+        ("a\nb", "printable text"),
+        (" ", "printable text"),
+    ],
+)
+def test_an_event_name_that_breaks_its_page_or_the_ladder_is_refused(
+    name: str, refused: str
+) -> None:
+    """serve --event refuses it before the arena starts (cli/serve.py); in process here, as
+    a serve that took it would run on."""
+    from tacocat_arena.arena.events import event_name_problem
+
+    assert refused in event_name_problem(name)
+    assert event_name_problem("cup") == event_name_problem("spring cup 2026") == ""

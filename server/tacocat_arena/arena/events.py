@@ -38,6 +38,7 @@ from typing import Any
 
 from tacocat_arena.arena.deals import Deals, event_deals, event_deals_key, pairing_deals
 from tacocat_arena.arena.ladder import Arena, Pairing, event_over_key
+from tacocat_arena.arena.store import LADDER
 from tacocat_arena.engine import Outcome, Termination
 from tacocat_arena.referee import GameReport
 from tacocat_arena.stats.tables import GameResult, compute_standings
@@ -399,6 +400,20 @@ def swiss_table(
 def round_words(game: PlannedGame) -> str:
     """``round N`` of a Swiss event's game."""
     return f"round {game.game_id.rpartition(':')[2].partition('-')[0].removeprefix('r')}"
+
+
+def event_name_problem(name: str) -> str:
+    """Why ``name`` cannot name an event ("" if it can): the ladder's own name (its games
+    would be taken for the ladder's: their deals, their page, verify), or a character that
+    breaks its page's address (``/``, ``?``, ``#``, ``%``) or its lines (a control character)."""
+    if name == LADDER:
+        return f"--event-name {name!r} is the ladder's own name: choose another"
+    if not name.strip() or any(c in "/?#%" or not c.isprintable() for c in name):
+        return (
+            f"--event-name {name!r}: a name is printable text without / ? # % "
+            "(its page is /event/NAME)"
+        )
+    return ""
 
 
 def event_summary(

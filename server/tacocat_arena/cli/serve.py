@@ -243,6 +243,11 @@ def serve(
     # A Swiss named 'round-robin' (one default for both) misnamed its page and its lines.
     event_name = event_name or kind.value.replace("_", "-")
     is_event = round_robin or event_format is not None
+    if is_event:
+        from tacocat_arena.arena.events import event_name_problem
+
+        if problem := event_name_problem(event_name):
+            raise click.UsageError(problem)
     for flag, value in (("--rounds", rounds), ("--notify", notify)):
         if value is not None and not is_event:
             raise click.UsageError(f"{flag} is for an event: add --event round_robin or swiss")
