@@ -72,8 +72,8 @@ def _keep_bytecode() -> None:
     Python does by default.  Under ``PYTHONDONTWRITEBYTECODE`` (set on the project's own
     machine) every process of the run compiled every module of the checkout it imported, from
     source, again: each pytest worker's assertion rewriting of the test modules (~12 s of CPU
-    a worker) and each arena, ``run``, ``check`` or ``submit`` started by a test (~0.4 s of
-    CPU each: the web app's modules alone).  The variable is unset for this run's processes
+    a worker, 3 s with the cache) and each arena, ``run``, ``check`` or ``submit`` started by
+    a test (~0.15 s of CPU an arena's start).  The variable is unset for this run's processes
     alone (the workers and what the tests start inherit that), not for the machine."""
     if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:  # the workers inherit it
         sys.dont_write_bytecode = False  # this process: the test modules' rewritten bytecode
