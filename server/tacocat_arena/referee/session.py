@@ -173,6 +173,13 @@ class BotSession:
         return not self.closed.is_set()
 
     @property
+    def write_started(self) -> float | None:
+        """When the write in flight began (``time.monotonic``; None: none is): the write
+        deadline's measure.  Two readings that agree are one and the same write, so a test
+        can tell that something happened within one write to a bot that does not read."""
+        return self._write_started
+
+    @property
     def outbox_size(self) -> tuple[int, int]:
         """Messages and bytes waiting to be written."""
         return len(self._outbox), self._outbox_bytes
