@@ -289,3 +289,27 @@ def test_an_admitted_bot_gets_a_session_with_its_welcome_waiting() -> None:
     welcome = pb.RefereeMessage.FromString(data).welcome
     assert welcome.bot_name == "a" and welcome.max_concurrent_games == 2
     assert welcome.decision_timeout_ms == RefereeSettings().clock.decision_ms
+
+
+def test_a_read_that_the_servers_stop_ends_is_the_streams_end_not_an_unreadable_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """grpc.aio raises its own error (a ``grpc.aio.BaseError``: "Server already stopped.")
+    from a read the server's stop interrupts: the session ends quietly, with nothing logged
+    as a failure and no INVALID_ARGUMENT kept for the stream (it was read, not unreadable)."""
+    from tacocat_arena.referee.connection import read_actions
+
+    async def scenario() -> list[str]:
+        referee = Referee(None, RefereeSettings())
+        session = BotSession("x", 1)
+
+        async def read() -> object:
+            raise grpc.aio.UsageError("Server already stopped.")
+
+        unreadable: list[str] = []
+        await read_actions(referee, session, read, unreadable)
+        assert not session.is_open
+        return unreadable
+
+    assert asyncio.run(scenario()) == []
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text

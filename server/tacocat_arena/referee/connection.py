@@ -85,8 +85,9 @@ async def read_actions(
                 session.refuse(code, f"expected an Action, got {case or 'an empty message'}")
             if not session.is_open:
                 break
-    except (grpc.aio.AioRpcError, asyncio.CancelledError):
-        pass
+    except (grpc.aio.AioRpcError, grpc.aio.BaseError, asyncio.CancelledError):
+        pass  # the stream ended: the bot's side, or the server stopped under the read
+        # (grpc.aio then raises its own BaseError, "Server already stopped.")
     except Exception as error:  # a broken stream must never take the referee down
         log.exception("reading from bot %s failed", session.name)
         unreadable.append(f"cannot read the bot's stream: {type(error).__name__}: {error}")
