@@ -18,6 +18,9 @@ from tacocat_arena.engine import to_record
 from tacocat_arena.play.local import play_game
 from tacocat_arena.play.policies import GreedyPolicy, RandomPolicy
 
+#: An older commit ``bench ... --against`` must still measure (the one before issue 40).
+ISSUE_40_BASE = "3f11df5"
+
 
 def write_games(path: Path) -> dict[str, object]:
     game = play_game([GreedyPolicy(), RandomPolicy(random.Random(3))], seed=11)
@@ -127,6 +130,19 @@ def test_bench_referee_against_another_commit_measures_b_and_c_of_both_trees() -
         re.M,
     )
     assert rows == [("b", "s"), ("b", "CPU s"), ("c", "s"), ("c", "CPU s")]
+
+
+@pytest.mark.slow
+def test_bench_referee_against_an_older_commit_runs_its_referee() -> None:
+    """The children run this tree's bench file with the older tree's package: a name that
+    tree lacks (``stop_server``, 253f1b4) failed each child with an ImportError."""
+    result = CliRunner().invoke(
+        main,
+        ["bench", "referee", "--seconds", "0.3", "--games-at-once", "2", "--repeats", "1"]
+        + ["--against", ISSUE_40_BASE],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"against:   {ISSUE_40_BASE} ({ISSUE_40_BASE[:7]})" in result.stdout
 
 
 @pytest.mark.slow

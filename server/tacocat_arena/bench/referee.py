@@ -218,14 +218,12 @@ async def measure_referee_cost(seconds: float, games_at_once: int) -> tuple[floa
     """(b)/(c): decisions per second of the referee, ``games_at_once`` games in flight, and
     decisions per CPU second of the referee's process (its own cost, which a loaded machine
     blurs less than the rate: the bots' wait for a core is not in it)."""
-    from tacocat_arena.referee import (
-        ClockSettings,
-        Referee,
-        RefereeSettings,
-        start_server,
-        stop_server,
-    )
+    from tacocat_arena import referee as room
+    from tacocat_arena.referee import ClockSettings, Referee, RefereeSettings, start_server
 
+    # A child of ``--against REV`` runs this with REV's package: one before stop_server stops
+    # its server with grpc's own stop.
+    stop_server = getattr(room, "stop_server", None)
     tokens = {"a": "token-a", "b": "token-b"}
     settings = RefereeSettings(clock=ClockSettings(decision_ms=10_000))
     referee = Referee(tokens, settings)
@@ -264,7 +262,7 @@ async def measure_referee_cost(seconds: float, games_at_once: int) -> tuple[floa
             if bot.poll() is None:
                 bot.kill()
                 bot.wait()
-        await stop_server(server, 1)
+        await (server.stop(1) if stop_server is None else stop_server(server, 1))
 
 
 async def measure_relay(seconds: float) -> float:
