@@ -288,6 +288,24 @@ def fetch(web: str, path: str, *, stream_s: float = 1.0, timeout: float = 10.0) 
         connection.close()
 
 
+def post(web: str, path: str, body: bytes, token: str | None = None) -> tuple[int, Any]:
+    """POST ``body`` (JSON) to ``path`` of the web server, with ``token`` as its bearer when
+    given: the status and the answer, parsed as JSON where it is (else its text)."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(web + path, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        raw = error.read()
+        try:
+            return error.code, json.loads(raw)
+        except ValueError:
+            return error.code, raw.decode(errors="replace")
+
+
 def connected_sessions(arena: ArenaProcess) -> dict[str, str]:
     """Bot name -> session id of every connected bot, from /api/connections."""
     return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}

@@ -7,32 +7,13 @@ from __future__ import annotations
 
 import json
 import socket
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from arena_support import add_players, start_arena
+from arena_support import add_players, post, start_arena
 
 pytestmark = pytest.mark.slow
-
-
-def _post(web: str, path: str, body: bytes, token: str = "") -> tuple[int, Any]:
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(web + path, data=body, method="POST", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        raw = error.read()
-        try:
-            return error.code, json.loads(raw)
-        except ValueError:
-            return error.code, raw.decode(errors="replace")
 
 
 def _endless_body(web: str, path: str, token: str, sent: int = 64 * 1024) -> bytes:
@@ -75,26 +56,26 @@ def test_a_challenge_body_without_end_is_refused_at_its_cap_and_odd_ones_are_400
         # Bodies that are no challenge, and opponents of every type: 400 or 409, saying why.
         challenges = "/api/human/challenges"
         for body in (b"", b"\xff\xfe", b"[" * 4000, b'"random"', b"[1]", b"null"):
-            status, reply = _post(web, challenges, body, tokens["alice"])
+            status, reply = post(web, challenges, body, tokens["alice"])
             assert status == 400 and "send a JSON object" in reply["error"], (body[:20], reply)
         for opponent in (5, ["random"], {"x": 1}, None, "builtin:../../etc", "random\x00",
                          "bob@v1", "alice@v0", "x" * 3000, "builtin:"):  # fmt: skip
             body = json.dumps({"opponent": opponent}).encode()
-            status, reply = _post(web, challenges, body, tokens["alice"])
+            status, reply = post(web, challenges, body, tokens["alice"])
             assert status in (409, 413), (str(opponent)[:40], status, reply)
             assert isinstance(reply, dict) and reply["error"], reply
             assert len(reply["error"]) < 400, reply  # the stranger's text is cut
         # The opt-out of a version that does not exist: 404 before any body is read.
-        status, reply = _post(web, "/api/human/versions/alice/1", b"x" * 8000, tokens["alice"])
+        status, reply = post(web, "/api/human/versions/alice/1", b"x" * 8000, tokens["alice"])
         assert status == 404, reply
         # Guessed page keys: 404, for each route under one.
         for key in ("x", "A" * 24, "..", "%2e%2e", "'%20OR%201=1"):
             assert arena.status(f"/human/{key}/events") == 404
-        assert _post(web, "/human/" + "A" * 24 + "/action", b"{}")[0] == 404
+        assert post(web, "/human/" + "A" * 24 + "/action", b"{}")[0] == 404
         # Nothing lost: alice's challenge then starts, and bob's too (a game each at once).
         for player in ("alice", "bob"):
             body = json.dumps({"opponent": "random"}).encode()
-            status, started = _post(web, challenges, body, tokens[player])
+            status, started = post(web, challenges, body, tokens[player])
             assert status == 201, started
             assert b"Your hand" in arena.get(started["url"])
         assert "Traceback" not in arena.output(), arena.output()[-3000:]
