@@ -5,33 +5,15 @@ requests.  Each gets a clear 4xx (never a 500), and the arena goes on answering 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import arena_support
 import pytest
-from arena_support import add_players, start_bots, wait_until
+from arena_support import add_players, post, start_bots, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-def _post(web: str, path: str, token: str | None, body: bytes) -> tuple[int, Any]:
-    headers = {"Content-Type": "application/json"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(web + path, body, headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        raw = error.read()
-        try:
-            return error.code, json.loads(raw)
-        except ValueError:
-            return error.code, raw.decode(errors="replace")
 
 
 def _finished(arena: arena_support.ArenaProcess, player: str) -> list[str]:
@@ -65,30 +47,30 @@ def test_hostile_analysis_requests_get_a_clear_error_and_harm_no_one(tmp_path: P
             json.dumps({"game": games[0], "reference": "ismcts?iterations=1e99"}).encode(),
             json.dumps({"game": games[0], "reference": "ismcts?uct=nan"}).encode(),
         ):
-            status, answer = _post(arena.web, path, tokens["alice"], body)
+            status, answer = post(arena.web, path, body, tokens["alice"])
             assert status == 400, (body[:60], status, answer)
             assert isinstance(answer, dict) and answer.get("error"), answer
-        assert _post(arena.web, path, tokens["alice"], b"{" + b" " * 10_000)[0] == 413
+        assert post(arena.web, path, b"{" + b" " * 10_000, tokens["alice"])[0] == 413
         # Another player's token, a game that is not theirs, not finished, or no game at all.
-        assert _post(arena.web, path, None, theirs)[0] == 401
-        assert _post(arena.web, path, tokens["carol"], theirs)[0] == 404
-        assert _post(arena.web, "/api/players/carol/analyses", tokens["carol"], theirs)[0] == 404
+        assert post(arena.web, path, theirs)[0] == 401
+        assert post(arena.web, path, theirs, tokens["carol"])[0] == 404
+        assert post(arena.web, "/api/players/carol/analyses", theirs, tokens["carol"])[0] == 404
         for game in ("../../players", "L' OR 1=1 --", "x" * 3000, "*", games[0] + "\x00"):
-            status, _ = _post(arena.web, path, tokens["alice"], json.dumps({"game": game}).encode())
+            status, _ = post(arena.web, path, json.dumps({"game": game}).encode(), tokens["alice"])
             assert status == 404, (game[:40], status)
         # A flood of requests for alice's games at once: one analysis queued, the rest 429
         # (or the same job again), never more than one of hers pending.
         cheap = "ismcts?iterations=10&seeds=1"
         bodies = [json.dumps({"game": g, "reference": cheap}).encode() for g in games] * 10
         with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(lambda b: _post(arena.web, path, tokens["alice"], b), bodies))
+            answers = list(pool.map(lambda b: post(arena.web, path, b, tokens["alice"]), bodies))
         statuses = {status for status, _ in answers}
         assert statuses <= {200, 202, 429}, answers
         accepted = {a["game"] for s, a in answers if s in (200, 202)}
         assert len(accepted) == 1, answers
         # Everyone else is still answered: the board, bob's own list.
         assert arena.status("/api/leaderboard") == 200
-        status, _ = _post(arena.web, "/api/players/bob/analyses", tokens["bob"], b"{}")
+        status, _ = post(arena.web, "/api/players/bob/analyses", b"{}", tokens["bob"])
         assert status == 400
         assert "Traceback" not in arena.output(), arena.output()[-3000:]
     finally:
@@ -107,13 +89,17 @@ def test_a_player_cannot_have_one_game_analysed_for_ever(tmp_path: Path) -> None
     arena = arena_support.start_arena(folder, "--move-timeout", "5")
     bots = start_bots(tokens, arena.address, tmp_path, reconnect=False)
     try:
-        games = wait_until(lambda: _finished(arena, "alice")[:2], 180, "alice's finished games")
+        games = wait_until(
+            lambda: _finished(arena, "alice")[:2] if len(_finished(arena, "alice")) > 1 else None,
+            180,
+            "two finished games of alice's",
+        )
         path = "/api/players/alice/analyses"
 
         def ask(game: str, seed: int) -> tuple[int, Any]:
             reference = f"ismcts?iterations=10&seeds=1&seed={seed}"
             body = json.dumps({"game": game, "seat": _seat(arena, game), "reference": reference})
-            return _post(arena.web, path, tokens["alice"], body.encode())
+            return post(arena.web, path, body.encode(), tokens["alice"])
 
         def done(game: str, seed: int) -> bool:
             status, answer = ask(game, seed)
