@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from human_support import first_legal_answer
 from process_support import descendants, python_command, start_process, state_of
 
 pytestmark = pytest.mark.slow
@@ -94,19 +95,6 @@ class Stream:
         self.connection.close()
 
 
-def _legal_answer(state: dict[str, Any]) -> dict[str, Any]:
-    """A legal answer to the state's open request (from the engine's legal options sent)."""
-    legal = state["request"]["legal"]
-    kind = legal["kind"]
-    if kind == "replace":
-        return {"kind": kind, "cards": []}
-    if kind == "duel":
-        return {"kind": kind, "cards": [legal["duel_values"][0]]}
-    if kind == "attack":
-        return {"kind": kind, "cards": legal["attacks"][0]}
-    return {"kind": kind, "answers": [None] * len(legal["defence"])}
-
-
 def _open(state: dict[str, Any]) -> bool:
     return state["request"] is not None or state["finished"]
 
@@ -120,7 +108,8 @@ def test_a_hostile_page_or_client_is_refused_and_the_persons_game_goes_on(
     state = stream.next_state(_open)
     assert state["request"] is not None, state
     request_id = state["request"]["id"]
-    answer = json.dumps({"request_id": request_id, "action": _legal_answer(state)}).encode()
+    legal = first_legal_answer(state["request"]["legal"])
+    answer = json.dumps({"request_id": request_id, "action": legal}).encode()
 
     # A page on another origin POSTs a legal answer (a form or fetch needs no preflight for
     # text/plain): refused, and the request stays open for the person.
@@ -160,13 +149,13 @@ def test_a_hostile_page_or_client_is_refused_and_the_persons_game_goes_on(
         (b'{"request_id": 1' + b" " * 100_000 + b"}", 413),
         (json.dumps({"request_id": True, "action": {}}).encode(), 409),
         (json.dumps({"request_id": request_id, "action": {"kind": "duel"}}).encode(), 409),
-        (json.dumps({"request_id": request_id + 7, "action": _legal_answer(state)}).encode(), 409),
+        (json.dumps({"request_id": request_id + 7, "action": legal}).encode(), 409),
     ):
         status, body = _request(port, "POST", path + "action", payload, own)
         assert status == expected, (payload[:40], status, body)
         assert "error" in json.loads(body), body
     # A flood of stale answers: each refused, none reaching the game.
-    stale = json.dumps({"request_id": 0, "action": _legal_answer(state)}).encode()
+    stale = json.dumps({"request_id": 0, "action": legal}).encode()
     for _ in range(200):
         assert _request(port, "POST", path + "action", stale, own)[0] == 409
     # A wrong key is no page at all.
@@ -246,7 +235,8 @@ def test_a_flood_of_event_streams_does_not_cost_the_bot_its_clock(tmp_path: Path
     for _ in range(6):  # a few of the person's decisions, each answered at once
         if state["finished"] or state["ended"]:
             break
-        answer = json.dumps({"request_id": state["request"]["id"], "action": _legal_answer(state)})
+        legal = first_legal_answer(state["request"]["legal"])
+        answer = json.dumps({"request_id": state["request"]["id"], "action": legal})
         status, body = _request(port, "POST", path + "action", answer.encode(), own)
         assert status == 200, body
         asked = state["request"]["id"]

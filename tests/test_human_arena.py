@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from arena_support import add_players, start_arena
+from human_support import first_legal_answer
 from process_support import start_process
 
 pytestmark = pytest.mark.slow
@@ -38,18 +39,6 @@ def _post(web: str, path: str, body: Any, token: str = "") -> tuple[int, dict[st
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
-
-
-def _answer(legal: dict[str, Any]) -> dict[str, Any]:
-    """A legal answer from the options the page was sent."""
-    kind = legal["kind"]
-    if kind == "replace":
-        return {"kind": kind, "cards": []}
-    if kind == "duel":
-        return {"kind": kind, "cards": [legal["duel_values"][0]]}
-    if kind == "attack":
-        return {"kind": kind, "cards": legal["attacks"][0]}
-    return {"kind": kind, "answers": [None] * len(legal["defence"])}
 
 
 def _play(web: str, page: str, per_game: dict[int, bytes] | None = None) -> bytes:
@@ -85,7 +74,7 @@ def _play(web: str, page: str, per_game: dict[int, bytes] | None = None) -> byte
             status, reply = _post(
                 web,
                 page + "action",
-                {"request_id": request["id"], "action": _answer(request["legal"])},
+                {"request_id": request["id"], "action": first_legal_answer(request["legal"])},
             )
             assert status == 200, reply
     connection.close()
