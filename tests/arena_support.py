@@ -288,6 +288,24 @@ def fetch(web: str, path: str, *, stream_s: float = 1.0, timeout: float = 10.0) 
         connection.close()
 
 
+def submit(
+    package: Path, arena: ArenaProcess, token: str, cwd: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``tacocat-arena submit PACKAGE --wait`` from ``cwd`` (another folder than the arena's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena", arena.web,
+         "--token", token, "--wait", "--timeout", "120", *extra],
+        cwd=cwd, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+
+
+def submitted(package: Path, arena: ArenaProcess, token: str, cwd: Path) -> str:
+    """``submit``, which must succeed: what it printed."""
+    done = submit(package, arena, token, cwd)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def post(web: str, path: str, body: bytes, token: str | None = None) -> tuple[int, Any]:
     """POST ``body`` (JSON) to ``path`` of the web server, with ``token`` as its bearer when
     given: the status and the answer, parsed as JSON where it is (else its text)."""

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -34,6 +32,7 @@ from arena_support import (
     start_arena,
     start_bot,
     start_bots,
+    submitted,
     wait_until,
 )
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
@@ -184,16 +183,6 @@ def test_the_live_board_says_whose_decision_is_pending_and_stays_where_the_reade
     browser_page.assert_clean()
 
 
-def _submit(package: Path, arena: ArenaProcess, token: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena", arena.web,
-         "--token", token, "--wait", "--timeout", "120"],
-        cwd=cwd, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def _right_edges(page: Any, selector: str, texts: tuple[str, ...]) -> dict[str, float | None]:
     """The right edge in px of the first element matching ``selector`` that holds each text
     (None: none, or not displayed), all read at one moment of the page."""
@@ -226,7 +215,7 @@ def test_public_names_one_row_per_entry_phone_columns_and_the_desk(
     cleanup.append(arena)
     author = tmp_path / "author"
     author.mkdir()
-    assert "alice v1: active" in _submit(GREEDY, arena, tokens["alice"], author)
+    assert "alice v1: active" in submitted(GREEDY, arena, tokens["alice"], author)
     cleanup.append(start_bot("ben", tokens["ben"], arena.address, tmp_path, delay=0.1))
     page = browser_page.page
 
@@ -342,7 +331,7 @@ def test_public_names_one_row_per_entry_phone_columns_and_the_desk(
     # Games per bot.
     assert int(page.locator("#bots tr[data-bot='alice@v1'] td.games").inner_text()) > 0
     # The player rolls back from its page, with its own token.
-    assert "alice v2: probation" in _submit(RANDOM, arena, tokens["alice"], author)
+    assert "alice v2: probation" in submitted(RANDOM, arena, tokens["alice"], author)
     page.goto(arena.web + "/players/alice")
     page.locator("button[data-activate='2']").click()
     assert "token" in page.locator("#upload-result").inner_text()  # asked for first

@@ -12,8 +12,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -28,6 +26,7 @@ from arena_support import (
     start_arena,
     start_bot,
     start_bots,
+    submitted,
     wait_until,
 )
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
@@ -213,16 +212,6 @@ GREEDY = REPO / "example_bots" / "packages" / "python-greedy"
 RANDOM = REPO / "example_bots" / "packages" / "python-random"
 
 
-def _submit(package: Path, arena: ArenaProcess, token: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena", arena.web,
-         "--token", token, "--wait", "--timeout", "120"],
-        cwd=cwd, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def _games(arena: ArenaProcess, bot: str) -> int:
     """The bot's games in the standings (refitted at most once a second, after the games
     themselves are counted): the charts of the player page come from them."""
@@ -259,10 +248,10 @@ def test_the_desk_and_a_player_page_with_two_versions(
     # Two versions of alice's bot (and one of bob's to play them); a rejected upload.
     author = tmp_path / "author"
     author.mkdir()
-    assert "alice v1: active" in _submit(GREEDY, arena, tokens["alice"], author)
-    assert "bob v1: active" in _submit(RANDOM, arena, tokens["bob"], author)
+    assert "alice v1: active" in submitted(GREEDY, arena, tokens["alice"], author)
+    assert "bob v1: active" in submitted(RANDOM, arena, tokens["bob"], author)
     wait_until(lambda: _games(arena, "alice@v1") >= 2, 90, "alice v1's games")
-    assert "alice v2: active" in _submit(RANDOM, arena, tokens["alice"], author)
+    assert "alice v2: active" in submitted(RANDOM, arena, tokens["alice"], author)
     wait_until(lambda: _games(arena, "alice@v2") >= 2, 90, "alice v2's games")
     broken = urllib.request.Request(
         arena.web + "/api/submissions", data=b"not an archive", method="POST",

@@ -28,7 +28,7 @@ from typing import Any
 
 import arena_support
 import pytest
-from arena_support import ArenaProcess, add_players, start_bot, wait_until
+from arena_support import ArenaProcess, add_players, start_bot, submit, wait_until
 from node_support import node_dependencies
 from process_support import descendants
 
@@ -51,17 +51,6 @@ def start_arena(folder: Path, *args: str) -> ArenaProcess:
     """``serve`` with a move timeout that a check's decision-time survives on a machine
     loaded by other work (the gate checks against the arena's move timeout)."""
     return arena_support.start_arena(folder, "--move-timeout", "5", *args)
-
-
-def submit(
-    package: Path, arena: ArenaProcess, token: str, cwd: Path, *extra: str
-) -> subprocess.CompletedProcess[str]:
-    """``tacocat-arena submit PACKAGE --wait`` from ``cwd`` (another folder than the arena's)."""
-    return subprocess.run(
-        [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena", arena.web,
-         "--token", token, "--wait", "--timeout", "120", *extra],
-        cwd=cwd, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
 
 
 def versions(arena: ArenaProcess) -> dict[str, dict[str, Any]]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import arena_support
 import pytest
-from arena_support import add_players, start_bot, wait_until
+from arena_support import add_players, start_bot, submitted, wait_until
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
 
 from tacocat_arena.launch.sandbox import bwrap_path
@@ -86,16 +86,6 @@ def post(web: str, path: str, token: str | None, body: dict[str, Any]) -> tuple[
         return error.code, json.loads(error.read())
 
 
-def submit(package: Path, arena: arena_support.ArenaProcess, token: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena", arena.web,
-         "--token", token, "--wait", "--timeout", "120"],
-        cwd=cwd, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def replay(game: str, command: str, token: str, cwd: Path) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
         [sys.executable, "-m", "tacocat_arena.cli", "replay", game, "--bot", command,
@@ -122,8 +112,8 @@ def test_a_hosted_crash_shows_its_game_request_and_stderr_to_its_owner_and_repla
     path = "/api/players/newt/failures"
     bot = None
     try:
-        assert "newt v1: active" in submit(package, arena, tokens["newt"], tmp_path)
-        assert "alice v1: active" in submit(GREEDY, arena, tokens["alice"], tmp_path)
+        assert "newt v1: active" in submitted(package, arena, tokens["newt"], tmp_path)
+        assert "alice v1: active" in submitted(GREEDY, arena, tokens["alice"], tmp_path)
         bot = start_bot("alice", tokens["alice"], arena.address, tmp_path, reconnect=False)
 
         def crashed_and_batched() -> dict[str, Any] | None:
