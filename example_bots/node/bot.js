@@ -42,8 +42,8 @@ const FAIL_KIND = (process.env.TACOCAT_BOT_FAIL || '').toUpperCase();
 // The longest Action.fallback reason sent (the referee keeps 200 characters).
 const MAX_FALLBACK_CHARS = 200;
 // TACOCAT_BOT_SLOW=N:SLOW_MS:THINK_MS makes the first N decide() calls block SLOW_MS and the
-// later ones THINK_MS, each saying `decided K` on stderr, to see a bot that falls behind its
-// clock catch up (tests/test_sdk_behind.py uses it).
+// later ones THINK_MS, each saying `decided K: request R of game G` on stderr, to see a bot
+// that falls behind its clock catch up (tests/test_sdk_behind.py uses it).
 const [SLOW_CALLS, SLOW_MS, THINK_MS] = (process.env.TACOCAT_BOT_SLOW || '0:0:0').split(':')
   .map(Number);
 let decisions = 0;
@@ -121,7 +121,7 @@ function decide(request) {
     decisions += 1;
     const ms = decisions <= SLOW_CALLS ? SLOW_MS : THINK_MS; // blocks, as a long search would
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-    console.error(`decided ${decisions}`);
+    console.error(`decided ${decisions}: request ${request.request_id} of game ${request.game_id}`);
   }
   if (FAIL_KIND && request.kind === `DECISION_KIND_${FAIL_KIND}`) {
     throw new Error(`TACOCAT_BOT_FAIL=${FAIL_KIND.toLowerCase()}`);
