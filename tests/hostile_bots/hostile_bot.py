@@ -84,18 +84,7 @@ def spy(options: argparse.Namespace) -> None:
             others.append(pid)
     probe("processes-visible", len(pids))
     probe("arena-processes-visible", len(others))
-    tokens = {}
-    for pid in pids:
-        if pid == me:
-            continue
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        env = dict(item.decode(errors="replace").partition("=")[::2] for item in environ)
-        name = env.get("TACOCAT_ARENA_BOT")
-        if name and env.get("TACOCAT_ARENA_TOKEN") and name != os.environ["TACOCAT_ARENA_BOT"]:
-            tokens[name] = env["TACOCAT_ARENA_TOKEN"]
+    tokens = _tokens_seen()
     probe("tokens-found", ",".join(sorted(tokens)) or "none")
     seeds = 0
     for path in glob.glob("/proc/[0-9]*/cmdline"):
@@ -126,8 +115,45 @@ def spy(options: argparse.Namespace) -> None:
                 probe(f"tcp-{host}", "connected")
         except OSError as error:
             probe(f"tcp-{host}", f"refused:{error.__class__.__name__}")
-    for victim, token in sorted(tokens.items()):
-        probe(f"theft-{victim}", steal(victim, token))
+    for victim in sorted(tokens):
+        probe(f"theft-{victim}", _steal_live(victim, *tokens[victim]))
+
+
+def _tokens_seen() -> dict[str, tuple[int, str]]:
+    """Every other bot's token in a process environment this process can read: name ->
+    (the process's pid, its token)."""
+    tokens = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        env = dict(item.decode(errors="replace").partition("=")[::2] for item in environ)
+        name = env.get("TACOCAT_ARENA_BOT")
+        if name and env.get("TACOCAT_ARENA_TOKEN") and name != os.environ["TACOCAT_ARENA_BOT"]:
+            tokens[name] = (int(entry), env["TACOCAT_ARENA_TOKEN"])
+    return tokens
+
+
+def _steal_live(victim: str, pid: int, token: str) -> str:
+    """``steal`` with a token whose process still runs: one that ended meanwhile (its games
+    over, under load, while the other probes ran) took its token with it, and the referee's
+    UNAUTHENTICATED then says nothing of a live token.  So: read again from a process of the
+    victim's alive now, a bounded number of times; a refusal while the token's process lives
+    is the answer."""
+    result = steal(victim, token)
+    for _ in range(50):
+        if result != "UNAUTHENTICATED" or Path(f"/proc/{pid}").exists():
+            return result
+        found = _tokens_seen().get(victim)
+        if found is None:
+            time.sleep(0.1)  # between two of the victim's processes
+            continue
+        pid, token = found
+        result = steal(victim, token)
+    return result
 
 
 def peek() -> None:
