@@ -808,7 +808,16 @@ class Arena:
             deals = deals or event_deals(self.store.meta(event_deals_key(event)))
             record = {**record, "event": {"name": event, "game": pair, "deals": deals.value}}
         lone = deals is Deals.INDEPENDENT
-        stored = await self.store.commit_game(result, detail, record, event=event, pair=pair)
+        if not lone:
+            # Held from before it is stored: the commit waits on the store's writer thread,
+            # and a page served meanwhile found it stored and not yet held (a twin could read
+            # the deal its twin game is still playing).  ``publish`` lets it go.
+            self.held_ids.add(result.game_id)
+        try:
+            stored = await self.store.commit_game(result, detail, record, event=event, pair=pair)
+        except BaseException:
+            self.held_ids.discard(result.game_id)
+            raise
         self.live.pop(result.game_id, None)
         self.meetings[pair_key(*result.seats)] += 1
         if booking is not None:
@@ -821,7 +830,6 @@ class Arena:
             self.publish([stored])  # no other game shares its deal
         elif twin is None:
             self.held[key] = [stored]
-            self.held_ids.add(result.game_id)
         else:
             self.publish([*twin, stored])
         self.changes.fire()
