@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from tacocat_arena.engine import Game, Ruleset, build_view
+from tacocat_arena.engine.record import action_from_json
+from tacocat_arena.human.relay import view_json
+
+#: Fields of a page's state whose cards are public (RULES-SPEC R4, P7: discards are face up),
+#: so an opponent's dealt hand seen there, in the order they went down, is no leak.
+_PUBLIC_CARD_FIELDS = (b'"discards":', b'"discarded":')
 
 
 def first_legal_answer(legal: dict[str, Any]) -> dict[str, Any]:
@@ -16,3 +25,59 @@ def first_legal_answer(legal: dict[str, Any]) -> dict[str, Any]:
     if kind == "attack":
         return {"kind": kind, "cards": legal["attacks"][0]}
     return {"kind": kind, "answers": [None] * len(legal["defence"])}
+
+
+def views_at_own_decisions(record: dict[str, Any], seat: int) -> list[dict[str, Any]]:
+    """The seat's ``build_view`` before each of its attacks and defences (never simultaneous:
+    the engine asks one seat alone), by replaying the record, as the page was sent it."""
+    game = Game(Ruleset.from_dict(record["ruleset"]), record["seed"])
+    views = []
+    for entry in record["actions"]:
+        if "forfeit" in entry:
+            break
+        who, action = action_from_json(entry)
+        if who == seat and ("attack" in entry or "defend" in entry):
+            views.append(json.loads(json.dumps(view_json(build_view(game, seat)))))
+        game.apply(who, action)  # no substitution: the policy forfeits
+    return views
+
+
+def hidden_card_leaks(sent: bytes, record: dict[str, Any], seat: int) -> list[str]:
+    """What of the opponent's hands and the draw pile the bytes a person's page was sent hold
+    (one game's, ``record`` its record and ``seat`` the person's).
+
+    A hand is looked for as its JSON list.  The deck has several cards of each value, so the
+    same list may be public where it is seen: the person's own ``"hand"`` when it held the
+    same cards itself, a discard pile or a replacement's discards (face up), and an opponent's
+    whole dealt hand replaced face up.  Those places are taken out; anything else is a leak."""
+    found = [f"the key {key.decode()}" for key in (b'"hands"', b'"draw_pile"') if key in sent]
+    shown = {
+        (e["round"], tuple(e["discarded"]))
+        for e in record["events"]
+        if e["type"] == "replace" and e["seat"] == 1 - seat
+    }
+    held = {tuple(view["hand"]) for view in views_at_own_decisions(record, seat)} | {
+        tuple(e["hands"][seat]) for e in record["events"] if e["type"] == "deal"
+    }
+    for event in record["events"]:
+        if event["type"] != "deal" or (event["round"], tuple(event["hands"][1 - seat])) in shown:
+            continue
+        hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
+        public = [
+            *_PUBLIC_CARD_FIELDS,
+            *([b'"hand":'] if tuple(event["hands"][1 - seat]) in held else []),
+        ]
+        rest = sent
+        for field in public:
+            rest = rest.replace(field + hand, b"")
+        if hand in rest:
+            at = rest.index(hand)
+            context = rest[max(0, at - 160) : at + 40].decode(errors="replace")
+            found.append(f"round {event['round']}'s opponent hand {hand.decode()} in: {context}")
+        pile = event["draw_pile"]
+        for start in range(len(pile) - 5):
+            window = ",".join(map(str, pile[start : start + 6])).encode()
+            if window in sent:
+                found.append(f"round {event['round']}'s draw pile ({window.decode()}...)")
+                break
+    return found

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from arena_support import add_players, start_arena
-from human_support import first_legal_answer
+from human_support import first_legal_answer, hidden_card_leaks
 from process_support import start_process
 
 pytestmark = pytest.mark.slow
@@ -128,20 +128,8 @@ def test_a_player_challenges_a_builtin_and_plays_an_unrated_game_to_its_end(
     assert len(lines) == 2 and {1, 2} <= set(per_game)  # 0: before the first game
     for index, line in enumerate(lines, 1):  # each game's bytes against its own deal
         record = json.loads(line)["record"]
-        seat = record["players"].index("alice")
-        # An opponent that replaced its whole dealt hand showed it face up: public.
-        shown = {
-            (e["round"], tuple(e["discarded"]))
-            for e in record["events"]
-            if e["type"] == "replace" and e["seat"] == 1 - seat
-        }
-        for event in record["events"]:
-            if (
-                event["type"] == "deal"
-                and (event["round"], tuple(event["hands"][1 - seat])) not in shown
-            ):
-                hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
-                assert hand not in per_game[index], f"game {index} round {event['round']}: leak"
+        leaks = hidden_card_leaks(per_game[index], record, record["players"].index("alice"))
+        assert not leaks, f"game {index}: {leaks}"
     assert b'"hands"' not in sent and b'"draw_pile"' not in sent
     verified = start_process(
         [sys.executable, "-m", "tacocat_arena.cli", "verify", str(out)],

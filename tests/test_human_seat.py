@@ -22,12 +22,10 @@ from typing import Any
 import pytest
 from a11y_support import axe_skip_reason_or_source, serious_violations
 from browser_support import watch_page
+from human_support import hidden_card_leaks, views_at_own_decisions
 from process_support import descendants, describe, python_command, start_process, state_of
 
-from tacocat_arena.engine import Game, Ruleset, build_view
-from tacocat_arena.engine.record import action_from_json
 from tacocat_arena.human.local import human_config, play_human
-from tacocat_arena.human.relay import view_json
 from tacocat_arena.report.verify_tables import verify_run_folder
 from tacocat_arena.tournament.config import load_config
 
@@ -110,57 +108,6 @@ def _post(page: Any, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 def _states(tap: list[bytes]) -> list[dict[str, Any]]:
     text = b"".join(tap).decode()
     return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
-
-
-def _leaks(sent: bytes, record: dict[str, Any], seat: int) -> list[str]:
-    """What of the opponent's hands and the draw pile the page's bytes hold."""
-    found = []
-    for key in (b'"hands"', b'"draw_pile"'):
-        if key in sent:
-            found.append(f"the key {key.decode()}")
-    # An opponent that replaced its whole dealt hand showed it face up: public, not a leak.
-    shown = {
-        (e["round"], tuple(e["discarded"]))
-        for e in record["events"]
-        if e["type"] == "replace" and e["seat"] == 1 - seat
-    }
-    held = {tuple(view["hand"]) for view in _views_at_own_decisions(record, seat)} | {
-        tuple(e["hands"][seat]) for e in record["events"] if e["type"] == "deal"
-    }
-    for event in record["events"]:
-        if event["type"] != "deal" or (event["round"], tuple(event["hands"][1 - seat])) in shown:
-            continue
-        hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
-        # The person may have held the same cards itself in another round (the deck has several
-        # of each value): then its own "hand" fields are no leak, and only other places are.
-        own = b'"hand":' + hand if tuple(event["hands"][1 - seat]) in held else b"\0"
-        rest = sent.replace(own, b"")
-        if hand in rest:
-            at = rest.index(hand)
-            context = rest[max(0, at - 160) : at + 40].decode(errors="replace")
-            found.append(f"round {event['round']}'s opponent hand {hand.decode()} in: {context}")
-        pile = event["draw_pile"]
-        for start in range(len(pile) - 5):
-            window = ",".join(map(str, pile[start : start + 6])).encode()
-            if window in sent:
-                found.append(f"round {event['round']}'s draw pile ({window.decode()}...)")
-                break
-    return found
-
-
-def _views_at_own_decisions(record: dict[str, Any], seat: int) -> list[dict[str, Any]]:
-    """The seat's ``build_view`` before each of its attacks and defences (never simultaneous:
-    the engine asks one seat alone), by replaying the record."""
-    game = Game(Ruleset.from_dict(record["ruleset"]), record["seed"])
-    views = []
-    for entry in record["actions"]:
-        if "forfeit" in entry:
-            break
-        who, action = action_from_json(entry)
-        if who == seat and ("attack" in entry or "defend" in entry):
-            views.append(json.loads(json.dumps(view_json(build_view(game, seat)))))  # as sent
-        game.apply(who, action)  # no substitution: the policy forfeits
-    return views
 
 
 def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_view(
@@ -259,13 +206,13 @@ def test_a_person_plays_a_duplicate_pair_by_clicking_and_sees_only_their_own_vie
         (record,) = [r for r in records if r["players"].index("human") == seat]
         assert record["referee"]["seat_decision_ms"][seat] == 90_000
         assert record["referee"]["seat_decision_ms"][1 - seat] == 5_000
-        assert not _leaks(b"".join(by_game[number]) + other, record, seat)
+        assert not hidden_card_leaks(b"".join(by_game[number]) + other, record, seat)
         # Each attack and defence the page was asked: exactly the seat's own view, no more.
         asked = {}
         for state in _states(by_game[number]):
             if state["request"] and state["request"]["kind"] in ("attack", "defend"):
                 asked[state["request"]["id"]] = state["view"]
-        expected = _views_at_own_decisions(record, seat)
+        expected = views_at_own_decisions(record, seat)
         differ = [
             (index, key, got[key], want[key])
             for index, (got, want) in enumerate(zip(asked.values(), expected, strict=False))
