@@ -118,6 +118,8 @@ def test_a_swiss_events_settings_are_checked() -> None:
     swiss = EventSettings(format=TournamentFormat.SWISS, rounds=9)
     assert swiss.swiss_rounds_for(4) == 3  # no two bots meet twice
     assert EventSettings(format=TournamentFormat.SWISS).swiss_rounds_for(9) == 4
+    with pytest.raises(ValueError, match="--start-with must be >= 2"):
+        EventSettings(start_with=1)
 
 
 @pytest.mark.slow
@@ -130,7 +132,8 @@ def test_serve_event_swiss_plays_its_rounds_shows_them_and_notifies(
     with endpoint([503]) as told:  # the first POST fails: retried
         arena = arena_support.start_arena(
             folder, "--event", "swiss", "--rounds", "3", "--games", "2", "--event-name", "cup",
-            "--start-after", "3", "--move-timeout", "5", "--notify", told.url,
+            "--start-after", "120", "--start-with", "5", "--move-timeout", "5",
+            "--notify", told.url,
         )  # fmt: skip
         cleanup.append(arena)
         cleanup.extend(start_bots(tokens, arena.address, tmp_path, reconnect=False))
@@ -180,7 +183,7 @@ def test_a_swiss_event_killed_mid_round_pairs_on_from_the_store_after_a_restart(
     folder = tmp_path / "arena"
     tokens = add_players(folder, "ann", "ben", "cat", "dan", "eve")
     flags = ("--event", "swiss", "--rounds", "3", "--games", "2", "--event-name", "cup",
-             "--start-after", "3", "--move-timeout", "5")  # fmt: skip
+             "--start-after", "120", "--start-with", "5", "--move-timeout", "5")  # fmt: skip
     arena = arena_support.start_arena(folder, *flags)
     cleanup.append(arena)
     bots = start_bots(tokens, arena.address, tmp_path, delay=0.02, reconnect=False)

@@ -32,7 +32,7 @@ def test_a_stop_while_the_notify_endpoint_hangs_ends_serve(tmp_path: Path) -> No
     tokens = add_players(folder, "ann", "ben")
     arena = start_arena(
         folder, "--move-timeout", "5", "--event", "swiss", "--rounds", "1", "--games", "2",
-        "--start-after", "8", "--notify", f"http://127.0.0.1:{hole.getsockname()[1]}/",
+        "--start-after", "120", "--start-with", "2", "--notify", f"http://127.0.0.1:{hole.getsockname()[1]}/",
     )  # fmt: skip
     bots = start_bots(tokens, arena.address, tmp_path, reconnect=False)
     try:

@@ -93,17 +93,15 @@ def test_serve_swiss_with_notify_and_a_challenge_run_as_an_ordinary_user(
         arena = start_process(
             [*cli, "serve", "--dir", str(folder), "--port", "0", "--web", "127.0.0.1:0",
              "--move-timeout", "5", "--event", "swiss", "--rounds", "1", "--games", "2",
-             "--start-after", "15", "--notify", f"http://127.0.0.1:{hook.server_port}/"],
+             "--start-after", "120", "--start-with", "2",
+             "--notify", f"http://127.0.0.1:{hook.server_port}/"],
             name="arena", log_dir=tmp_path, cwd=home, ready="web: ", ready_timeout=60,
         )  # fmt: skip
         address = next(x.split()[1] for x in arena.lines() if x.startswith("arena: "))
         web = next(x.split()[1] for x in arena.lines() if x.startswith("web: ")).rstrip("/")
-        for name, token in tokens.items():
-            env = {**os.environ, "TACOCAT_ARENA_ADDRESS": address, "TACOCAT_ARENA_BOT": name,
-                   "TACOCAT_ARENA_TOKEN": token, "TACOCAT_BOT_RECONNECT": "0"}  # fmt: skip
-            start_process([*prefix, str(LADDER_BOT)], name=f"bot {name}", log_dir=tmp_path,
-                          env=env, cwd=home)  # fmt: skip
-        # A person's game (ann, by her token) against an example bot, started by this user.
+        # A person's game (ann, by her token) against an example bot, started by this user,
+        # before the bots connect: the event starts once both are connected (--start-with),
+        # and serve ends with it.
         request = urllib.request.Request(
             web + "/api/human/challenges", data=b'{"opponent": "random"}', method="POST",
             headers={"Authorization": f"Bearer {tokens['ann']}"},
@@ -112,6 +110,11 @@ def test_serve_swiss_with_notify_and_a_challenge_run_as_an_ordinary_user(
             started = json.loads(answer.read())
         state = _first_request(web, started["url"])
         assert state["request"] is not None and state["opponent"] == "random", state
+        for name, token in tokens.items():
+            env = {**os.environ, "TACOCAT_ARENA_ADDRESS": address, "TACOCAT_ARENA_BOT": name,
+                   "TACOCAT_ARENA_TOKEN": token, "TACOCAT_BOT_RECONNECT": "0"}  # fmt: skip
+            start_process([*prefix, str(LADDER_BOT)], name=f"bot {name}", log_dir=tmp_path,
+                          env=env, cwd=home)  # fmt: skip
         assert arena.wait(240) == 0, arena.output()  # the event over, serve ends
     finally:
         hook.shutdown()

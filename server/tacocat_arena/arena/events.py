@@ -1,14 +1,15 @@
 """Events: a round robin or a Swiss played inside the arena (``serve --event round_robin``,
 ``serve --event swiss --rounds N``).
 
-The entrants are the bots connected when the event starts (``start_after_s`` after the
-server), kept in the store so a restarted server plays the same event on.  Late joiners are
-added to the remaining schedule (each meets every entrant ``games_per_pairing`` times) unless
-the organizer says not to.  Absent bots never stop it: their games wait while others are
-played, and once only games of absent bots are left and ``absent_s`` has passed, those are
-recorded as forfeits by the absent seat (not played).  Deals and seeds are the tournament's
-(``schedule.round_robin``, with the event's secret: ``deals.event_secret``), so duplicate pairs
-are adjacent and the event replays exactly; the secret is published when the event is over.
+The entrants are the bots connected when the event starts (``start_after_s`` after the server,
+or as soon as ``start_with`` bots are connected), kept in the store so a restarted server plays
+the same event on. Late joiners are added to the remaining schedule (each meets every entrant
+``games_per_pairing`` times) unless the organizer says not to. Absent bots never stop it: their
+games wait while others are played, and once only games of absent bots are left and
+``absent_s`` has passed, those are recorded as forfeits by the absent seat (not played). Deals
+and seeds are the tournament's (``schedule.round_robin``, with the event's secret:
+``deals.event_secret``), so duplicate pairs are adjacent and the event replays exactly; the
+secret is published when the event is over.
 
 Every entrant is a connected bot, one process that would remember a duplicate deal's first
 game in its second, so an event follows the arena's ``LadderSettings.independent_deals``
@@ -70,6 +71,10 @@ class EventSettings:
     rounds: int | None = None
     #: An http(s) URL told the event's summary once it is over (``tournament.notify``).
     notify: str | None = None
+    #: Start as soon as this many bots are connected, before ``start_after_s`` (None: at
+    #: it): an organizer who knows the field does not wait on a clock that a slow start of
+    #: the bots (a loaded machine, a late laptop) could beat.
+    start_with: int | None = None
 
     def __post_init__(self) -> None:
         if self.games_per_pairing < 2 or self.games_per_pairing % 2:
@@ -84,6 +89,8 @@ class EventSettings:
             raise ValueError("--rounds is for a Swiss event (--event swiss)")
         if self.rounds is not None and self.rounds < 1:
             raise ValueError(f"--rounds must be >= 1, got {self.rounds}")
+        if self.start_with is not None and self.start_with < 2:
+            raise ValueError(f"--start-with must be >= 2, got {self.start_with}")
 
     def swiss_rounds_for(self, entrants: int) -> int:
         """The rounds a Swiss of ``entrants`` plays: ``rounds`` (at most as many as let no
@@ -243,8 +250,9 @@ async def _start(
     arena: Arena, settings: EventSettings, stop: asyncio.Event, say: Callable[[str], None]
 ) -> tuple[list[str], Deals, EventKind] | None:
     """The event's entrants, deals and kind: stored ones (a restarted server plays its event
-    on), or, ``start_after_s`` after start-up, the bots connected then, stored now (None: the
-    server stopped first).  Waiting for a second bot is said once: the server sat silent."""
+    on), or, ``start_after_s`` after start-up (sooner once ``start_with`` are connected), the
+    bots connected then, stored now (None: the server stopped first).  Waiting for a second
+    bot is said once: the server sat silent."""
     store = arena.store
     key = event_entrants_key(settings.name)
     stored = store.meta(key)
@@ -252,7 +260,7 @@ async def _start(
         deals = event_deals(store.meta(event_deals_key(settings.name)))
         kind = EventKind.of(store.meta(event_format_key(settings.name)), settings.games_per_pairing)
         return json.loads(stored), deals, kind
-    await _sleep_or_stop(stop, settings.start_after_s)
+    await _until_start(arena, settings, stop)
     said = False
     while len(entrants := _present(arena, [])) < 2 and not stop.is_set():
         if not said:
@@ -477,6 +485,21 @@ def _unplayed(arena: Arena, planned: PlannedGame) -> GameReport:
     names = " and ".join(planned.seats[s] for s in absent) or "a bot"
     detail = f"{names} did not come back within the event's wait; game not played"
     return GameReport.unplayed(planned.game_id, planned.seats, planned.seed, outcome, detail)
+
+
+async def _until_start(arena: Arena, settings: EventSettings, stop: asyncio.Event) -> None:
+    """Until ``start_after_s`` has passed, ``start_with`` bots are connected or the server
+    stops.  A connection wakes the arena's ``changes``; the one-second bound rechecks the
+    stop, which does not."""
+    if settings.start_with is None:
+        await _sleep_or_stop(stop, settings.start_after_s)
+        return
+    deadline = time.monotonic() + settings.start_after_s
+    while not stop.is_set() and len(_present(arena, [])) < settings.start_with:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        await arena.changes.wait(min(left, 1.0))
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:

@@ -110,6 +110,12 @@ def _address(text: str, what: str) -> tuple[str, int]:
     help="Event: the bots connected this long after start-up are the entrants.",
 )
 @click.option(
+    "--start-with",
+    type=int,
+    metavar="BOTS",
+    help="Event: start as soon as this many bots are connected, before --start-after.",
+)
+@click.option(
     "--late-joiners/--no-late-joiners",
     default=True,
     show_default=True,
@@ -201,6 +207,7 @@ def serve(
     games: int,
     event_name: str | None,
     start_after: float,
+    start_with: int | None,
     late_joiners: bool,
     wait: float,
     workers: int,
@@ -248,7 +255,7 @@ def serve(
 
         if problem := event_name_problem(event_name):
             raise click.UsageError(problem)
-    for flag, value in (("--rounds", rounds), ("--notify", notify)):
+    for flag, value in (("--rounds", rounds), ("--notify", notify), ("--start-with", start_with)):
         if value is not None and not is_event:
             raise click.UsageError(f"{flag} is for an event: add --event round_robin or swiss")
     try:
@@ -270,7 +277,9 @@ def serve(
             independent_deals=independent_deals,
         )
         event = (
-            EventSettings(event_name, games, late_joiners, start_after, wait, kind, rounds, notify)
+            EventSettings(
+                event_name, games, late_joiners, start_after, wait, kind, rounds, notify, start_with
+            )
             if is_event
             else None
         )
