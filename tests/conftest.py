@@ -56,13 +56,15 @@ CPP_BUILD_TIMEOUT_S = 1500
 #: a core: a loaded machine's share), or ``TACOCAT_FAST_LIMIT_S``.
 FAST_LIMIT_S = float(os.environ.get("TACOCAT_FAST_LIMIT_S", "2.0"))
 #: ``TACOCAT_DURATIONS_LOG=FILE``: each test's time (setup, call, teardown) and CPU (its worker's
-#: and the processes it waited for) appended to FILE as it ends, to watch a long parallel run
-#: (``--durations`` prints only at the end) and find what uses the cores.
+#: and the processes it waited for) appended to FILE as it ends, with the worker and the wall
+#: clock at its end, to watch a long parallel run (``--durations`` prints only at the end), find
+#: what uses the cores and see how the workers' ends line up.
 DURATIONS_LOG = os.environ.get("TACOCAT_DURATIONS_LOG")
-#: ``-n auto``'s workers a core (``pytest_xdist_auto_num_workers``). Two a core were faster
-#: (7-10 min at load 5-11) but each of five .ci/run runs with them met a timing flake somewhere;
-#: one a core is the setting the suite passed with (README).
-WORKERS_PER_CORE = 1
+#: ``-n auto``'s workers a core (``pytest_xdist_auto_num_workers``). Most of the whole suite's
+#: time is end-to-end tests waiting on their servers, bots and clocks, so one worker a core left
+#: the cores idle: on the quiet 2-core machine 10 min 2 s (114 % of CPU) with one, 7 min 14 s
+#: (164 %) with two (2026-12-02, 1,759 tests).  The suite must pass at a load of 6 for this.
+WORKERS_PER_CORE = 2
 #: How long processes a test left behind get to exit on their own before they are killed.
 LEFT_BEHIND_GRACE_S = float(os.environ.get("TACOCAT_LEFT_BEHIND_GRACE_S", "5.0"))
 
@@ -326,7 +328,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             shown = failed[0] if failed else outcomes.get("call", outcomes["setup"])
             with open(DURATIONS_LOG, "a") as log:
                 cpu = _cpu_s() - item.stash.get(_cpu_at_start, _cpu_s())
-                log.write(f"{sum(durations.values()):8.2f} {cpu:7.2f} {shown} {item.nodeid}\n")
+                worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+                log.write(
+                    f"{sum(durations.values()):8.2f} {cpu:7.2f} {shown} {item.nodeid} "
+                    f"{worker} {time.time():.1f}\n"
+                )
     if report.failed and process_support.started_in_test:
         for process in process_support.started_in_test:
             status = process.poll()
