@@ -120,8 +120,11 @@ def spy(options: argparse.Namespace) -> None:
 
 
 def _tokens_seen() -> dict[str, tuple[int, str]]:
-    """Every other bot's token in a process environment this process can read: name ->
-    (the process's pid, its token)."""
+    """Every other bot's token of this referee in a process environment this process can
+    read: name -> (the process's pid, its token).  Bots of other referees on the machine
+    (other tests' runs and arenas) are left out: their tokens mean nothing to this one, and
+    trying each of them in turn, while their games came and went, once kept the thief from
+    connecting within its 30 s (load 23, four test workers)."""
     tokens = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -132,6 +135,8 @@ def _tokens_seen() -> dict[str, tuple[int, str]]:
             continue
         env = dict(item.decode(errors="replace").partition("=")[::2] for item in environ)
         name = env.get("TACOCAT_ARENA_BOT")
+        if env.get("TACOCAT_ARENA_ADDRESS") != os.environ["TACOCAT_ARENA_ADDRESS"]:
+            continue
         if name and env.get("TACOCAT_ARENA_TOKEN") and name != os.environ["TACOCAT_ARENA_BOT"]:
             tokens[name] = (int(entry), env["TACOCAT_ARENA_TOKEN"])
     return tokens
