@@ -2,7 +2,10 @@
 
 Each test is one thing that went wrong for a new user, run as they ran it: a clear
 ``Error:`` line instead of a traceback, nothing left behind by a refused command, tables that
-say what they mean.
+say what they mean.  What needs no process of its own (a refusal before any bot starts, a
+match whose records are checked) runs the command in this process (``in_process``, Click's
+runner: a process adds half a second of CPU to start); what a process alone shows (a
+terminal's width, a bot's output on the command's own, a signal) runs it as one (``arena``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from verify_support import assert_verifies  # tests/ (pytest pythonpath)
+from cli_support import invoke_cli  # tests/ (pytest pythonpath)
+from verify_support import assert_verifies
 
 
 def arena(
@@ -31,6 +35,11 @@ def arena(
         text=True,
         timeout=timeout,
     )
+
+
+def in_process(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``tacocat-arena ARGS`` in this process in ``cwd``, as ``arena`` would run it."""
+    return invoke_cli(*args, cwd=cwd, env={"COLUMNS": None})
 
 
 @pytest.mark.slow
@@ -106,12 +115,11 @@ BOTS_TOML = '[[bots]]\nname = "a"\ncommand = "builtin:random"\n\n[[bots]]\nname 
     ],
     ids=["extra-bot-key", "float-games", "hand-sizes-from-0", "negative-timeout", "flag", "bot"],
 )
-@pytest.mark.slow
 def test_config_errors_name_the_file_the_key_and_the_entry(
     tmp_path: Path, text: str, args: list[object], message: str
 ) -> None:
     (tmp_path / "tournament.toml").write_text('out = "out"\n' + text)
-    done = arena("run", "tournament.toml", "--quiet", *args, cwd=tmp_path)
+    done = in_process("run", "tournament.toml", "--quiet", *args, cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert message in " ".join(done.stderr.split()), done.stderr
@@ -119,9 +127,8 @@ def test_config_errors_name_the_file_the_key_and_the_entry(
 
 
 # -- point 9: a refused command leaves nothing behind ---------------------------------------
-@pytest.mark.slow
 def test_play_with_an_unknown_bot_fails_before_any_progress_or_folder(tmp_path: Path) -> None:
-    done = arena("play", "random", "nosuch", cwd=tmp_path)
+    done = in_process("play", "random", "nosuch", cwd=tmp_path)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert "'nosuch' is neither an example bot (random, greedy, search" in done.stderr
@@ -129,9 +136,8 @@ def test_play_with_an_unknown_bot_fails_before_any_progress_or_folder(tmp_path: 
     assert list(tmp_path.iterdir()) == []  # no tacocat-results/matches/<ts>/
 
 
-@pytest.mark.slow
 def test_run_with_a_missing_command_fails_before_writing_anything(tmp_path: Path) -> None:
-    done = arena(
+    done = in_process(
         "run",
         "--bot",
         "a=builtin:random",
@@ -189,7 +195,7 @@ def test_debug_mode_has_no_clock_plays_one_game_at_a_time_and_shows_the_bots_out
 
 @pytest.mark.slow
 def test_move_timeout_0_means_no_limit(tmp_path: Path) -> None:
-    done = arena(
+    done = in_process(
         "play",
         "random",
         "greedy",
@@ -301,7 +307,7 @@ def test_strict_stops_a_bot_at_its_first_exception(tmp_path: Path) -> None:
         "        raise KeyError('no such card')\n\n"
         "run(Buggy())\n"
     )
-    done = arena(
+    done = in_process(
         "play",
         "python buggy.py",
         "greedy",

@@ -2,7 +2,9 @@
 
 Each test writes a small TOML config into ``tmp_path`` and runs
 ``python -m tacocat_arena.cli run CONFIG`` from another folder, so the tests also check that
-relative paths in a config (the bots' commands, ``out``) mean the config's folder.
+relative paths in a config (the bots' commands, ``out``) mean the config's folder.  A config
+refused before any bot starts is run in this process (``cli_support.invoke_cli``: a process
+would only add its half second of start); one refusal (a missing command) stays a process.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from verify_support import assert_verifies  # tests/ (pytest pythonpath)
+from cli_support import invoke_cli  # tests/ (pytest pythonpath)
+from verify_support import assert_verifies
 
 from tacocat_arena.engine import replay
 from tacocat_arena.report.tables import STANDINGS_COLUMNS
@@ -315,10 +318,15 @@ def test_small_tournament_outputs_agree_with_the_plan_and_each_other(tmp_path: P
 
 @pytest.mark.slow
 def test_demo_tournament_runs_without_a_config(tmp_path: Path) -> None:
-    """The demo (no config) takes about 20 s on two cores."""
-    done = run_cli("--out", tmp_path / "demo", cwd=tmp_path, timeout=180)
+    """The demo's bots and seed (no config), with 2 games a pairing instead of its 10: what
+    is checked is that the demo config is found and played to complete outputs, which holds
+    for any number of games (its settings are test_newcomer_cli's
+    test_the_docs_quote_the_demo_configs_real_settings); the search bot's 10 games a pairing
+    were most of this test's CPU."""
+    done = run_cli("--games", 2, "--out", tmp_path / "demo", cwd=tmp_path, timeout=180)
     assert done.returncode == 0, done.stderr
-    check_complete_outputs(tmp_path / "demo", ["random", "greedy", "search"], 10, 2026)
+    assert "Tournament: 3 bots (random, greedy, search), 2 games per pairing" in done.stdout
+    check_complete_outputs(tmp_path / "demo", ["random", "greedy", "search"], 2, 2026)
 
 
 # -- kill -9 and --resume --------------------------------------------------------------------
@@ -329,10 +337,12 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
         "rnd": f"python -m example_bots.random_bot {token}",
         "greedy": f"python -m example_bots.greedy_bot {token}",
     }
-    config = write_config(tmp_path, bots, games=40, seed=11, concurrency=2, out="out")
+    # 20 games: the 10 first games of the pairs (instances A), then their twins (B); the kill
+    # comes at the first finished pair, in B's half, with most of it still to play.
+    config = write_config(tmp_path, bots, games=20, seed=11, concurrency=2, out="out")
     out = tmp_path / "out"
     cwd = elsewhere(tmp_path)
-    plan = round_robin(list(bots), 40, 11, secret="")
+    plan = round_robin(list(bots), 20, 11, secret="")
 
     cli = subprocess.Popen(
         cli_argv(config, "--quiet"),
@@ -360,11 +370,12 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
     check_games_log(out, before)  # every finished duplicate pair, appended as it finished
     assert finished_pairs(before)[0], "no duplicate pair finished before the kill"
 
-    refused = run_cli(config, cwd=cwd)
+    # The refusals need no process of their own (refused before any bot starts).
+    refused = invoke_cli("run", config, "--quiet", cwd=cwd)
     assert refused.returncode != 0
     assert "--resume" in refused.stderr and "already holds" in refused.stderr
 
-    other = run_cli(config, "--seed", 12, "--resume", cwd=cwd)
+    other = invoke_cli("run", config, "--seed", 12, "--resume", "--quiet", cwd=cwd)
     assert other.returncode != 0
     assert "another tournament" in other.stderr
     assert db_rows(out) == before  # the refused runs changed nothing
@@ -377,7 +388,7 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
     assert set(after) == {planned.game_id for planned in plan}
     for game_id, row in before.items():
         assert after[game_id] == row  # games committed before the kill are untouched
-    check_complete_outputs(out, list(bots), 40, 11)
+    check_complete_outputs(out, list(bots), 20, 11)
     assert wait_no_processes(token) == []
 
     # Resuming a complete tournament plays nothing and rewrites the same tables.
@@ -393,7 +404,7 @@ def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) 
         "rnd": f"python -m example_bots.random_bot {token}",
         "greedy": f"python -m example_bots.greedy_bot {token}",
     }
-    config = write_config(tmp_path, bots, games=40, seed=5, concurrency=2, out="out")
+    config = write_config(tmp_path, bots, games=20, seed=5, concurrency=2, out="out")
     out = tmp_path / "out"
     cli = subprocess.Popen(
         cli_argv(config, "--quiet"),
@@ -423,7 +434,7 @@ def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) 
     assert wait_no_processes(token) == []  # the bots were stopped
     metadata = json.loads((out / "results.json").read_text())["metadata"]
     assert metadata["complete"] is False and "seed" not in metadata  # not revealed yet
-    assert metadata["games_played"] == saved and metadata["games_planned"] == 40
+    assert metadata["games_played"] == saved and metadata["games_planned"] == 20
     rows = db_rows(out)
     check_games_log(out, rows)
     assert len(read_games(out)) == len(finished_pairs(rows)[0])  # Ctrl-C: nothing missing
@@ -431,7 +442,7 @@ def test_ctrl_c_saves_the_finished_games_and_says_how_to_resume(tmp_path: Path) 
 
     resumed = run_cli(config, "--resume", cwd=elsewhere(tmp_path))
     assert resumed.returncode == 0, resumed.stderr
-    check_complete_outputs(out, list(bots), 40, 5)
+    check_complete_outputs(out, list(bots), 20, 5)
 
 
 # -- broken bots -----------------------------------------------------------------------------
@@ -536,13 +547,12 @@ BOTS = {"a": "builtin:random", "b": "builtin:greedy"}
         "unknown-builtin",
     ],
 )
-@pytest.mark.slow
 def test_invalid_config_is_refused_with_a_message(
     tmp_path: Path, settings: dict, extra: str, args: list, message: str
 ) -> None:
     config = write_config(tmp_path, BOTS, out="out", **settings)
     config.write_text(config.read_text() + "\n" + extra)
-    done = run_cli(config, *args, cwd=elsewhere(tmp_path))
+    done = invoke_cli("run", config, *args, "--quiet", cwd=elsewhere(tmp_path))
     assert done.returncode != 0
     assert message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
