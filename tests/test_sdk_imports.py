@@ -1,6 +1,8 @@
 """A bot's start imports only what it uses (issue 41): the SDK of a bot that plays on a
-server loads no record module, JSON or TOML reader, and no local game loop; every name the
-engine and the SDK export still resolves, lazily."""
+server loads no record module, JSON or TOML reader, and no local game loop, nor the asyncio
+half of grpcio and the pure-Python messages of protobuf, which it does not use
+(``tacocat_bot._deferred``); every name the engine and the SDK export still resolves,
+lazily, and the deferred modules still work when a bot uses them."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ import pytest
 import tacocat_arena.engine as engine
 import tacocat_bot
 
-#: What a bot connected to a referee never needs at start.
+#: What a bot connected to a referee never needs at start (the deferred modules' objects are
+#: there, not executed: what they import comes only with their first use).
 NOT_AT_START = ("tacocat_arena.engine.record", "tacocat_bot.local", "tacocat_arena.play.local",
-                "tomllib", "json")  # fmt: skip
+                "tomllib", "json", "asyncio.events", "ssl", "grpc.aio._channel",
+                "google.protobuf.text_format", "pickle")  # fmt: skip
 
 
 def test_every_engine_name_resolves_to_its_submodule() -> None:
@@ -84,3 +88,39 @@ def test_the_clis_help_imports_click_and_the_command_modules_only() -> None:
     heavy = ("grpc", "google.protobuf", "starlette", "uvicorn", "tacocat_arena.engine",
              "tacocat_arena.bench.arena", "tacocat_bot", "rich")  # fmt: skip
     assert not [name for name in heavy if name in loaded], sorted(loaded)
+
+
+#: A bot that uses the deferred modules itself, after the SDK deferred them: every way in.
+USES_DEFERRED = """
+import sys, types
+import tacocat_bot, grpc
+import google.protobuf.internal
+for name in tacocat_bot._deferred.DEFERRED:
+    assert type(sys.modules[name[0]]) is not types.ModuleType, name[0] + " executed at start"
+from google.protobuf.internal import python_message
+assert google.protobuf.internal.python_message is python_message
+assert callable(python_message._AttachFieldHelpers)
+import asyncio
+from asyncio import Queue
+import asyncio.subprocess
+from grpc import aio
+
+async def main():
+    channel = aio.insecure_channel("127.0.0.1:9")
+    await channel.close()
+    queue = Queue()
+    await queue.put(3)
+    return await queue.get()
+
+assert asyncio.run(main()) == 3
+assert type(asyncio) is types.ModuleType and type(grpc.aio) is types.ModuleType
+assert grpc.aio is aio is sys.modules["grpc.aio"] and asyncio.subprocess.PIPE
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_the_deferred_modules_work_when_a_bot_uses_them() -> None:
+    out = subprocess.run([sys.executable, "-c", USES_DEFERRED], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr

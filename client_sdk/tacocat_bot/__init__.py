@@ -16,6 +16,11 @@ server.  See docs/sdk.md.
 
 from __future__ import annotations
 
+# First of all: what a bot never uses is deferred only if nothing imported it before.
+from tacocat_bot import _deferred  # noqa: F401
+
+# isort: split
+
 from typing import TYPE_CHECKING, Any
 
 from tacocat_arena.engine.types import DecisionKind
