@@ -32,7 +32,11 @@ import sys
 import threading
 import types
 
+#: Held while a deferred module executes: another thread's first read waits for the whole
+#: module, as it would wait on the import lock of a module being imported.
 _LOCK = threading.RLock()
+#: The deferred modules executing now: their own reads while they execute pass through.
+_RUNNING: set[str] = set()
 #: Read without executing the module: the import system's own questions about it.
 _PASSIVE = frozenset({"__spec__", "__name__", "__class__"})
 
@@ -49,17 +53,19 @@ class _Deferred(types.ModuleType):
 
     def __getattribute__(self, attr: str) -> object:
         read = types.ModuleType.__getattribute__  # not super(): the class changes below
-        if attr in _PASSIVE:
-            return read(self, attr)
-        with _LOCK:
-            if type(self) is _Deferred:
+        if attr not in _PASSIVE:
+            with _LOCK:
                 spec = read(self, "__spec__")
-                self.__class__ = types.ModuleType
-                try:
-                    spec.loader.exec_module(self)
-                except BaseException:
-                    sys.modules.pop(spec.name, None)
-                    raise
+                if type(self) is _Deferred and spec.name not in _RUNNING:
+                    _RUNNING.add(spec.name)
+                    try:
+                        spec.loader.exec_module(self)
+                    except BaseException:
+                        sys.modules.pop(spec.name, None)
+                        raise
+                    finally:
+                        _RUNNING.discard(spec.name)
+                        self.__class__ = types.ModuleType
         return read(self, attr)
 
 
