@@ -13,7 +13,7 @@ yet importing them executes more:
   text format, the pure-Python decoder and containers, ``pickle``).
 
 A synchronous channel and upb messages never touch them, yet they were a third of a Python
-bot's start (docs/sdk.md, "What a bot's start costs").  Each is deferred only when nothing
+bot's start (docs/submissions.md, "A Python bot's start").  Each is deferred only when nothing
 has imported its package yet, so a process that already uses them (the arena, a test that
 runs a server) is left as it is.  An import of a deferred module (grpc's, or the bot's own)
 hands out the module object at once; its first attribute read (``asyncio.run``, ``from
