@@ -314,7 +314,7 @@ def _python_package(folder: Path, code: str, build: str = "") -> Path:
     return folder
 
 
-def test_three_sleeping_builds_delay_another_players_version_by_one_gate_at_most(
+def test_a_players_sleeping_builds_delay_another_players_version_by_one_gate_at_most(
     tmp_path: Path,
 ) -> None:
     folder = tmp_path / "arena"
@@ -327,8 +327,12 @@ def test_three_sleeping_builds_delay_another_players_version_by_one_gate_at_most
                 build="python -c 'import time; time.sleep(120)'",
             )
         )  # fmt: skip
-        for _ in range(3):
-            assert upload(arena, sleeper, tokens["mal"])[0] == 201
+        # mal's third version fails its build at once: its gate comes after bob's all the
+        # same (a gate given to it first would show in the order below), without a second
+        # build timeout to sit out.
+        failer = pack(_python_package(tmp_path / "failer", "raise SystemExit(0)\n", build="exit 3"))
+        for package in (sleeper, sleeper, failer):
+            assert upload(arena, package, tokens["mal"])[0] == 201
         assert upload(arena, pack(GREEDY), tokens["bob"])[0] == 201
         wait_until(lambda: versions(arena)["bob@v1"]["status"] == "active", 120, "bob@v1 active")
         found = versions(arena)
