@@ -1,5 +1,8 @@
 """``tacocat-arena check``: every example bot passes, and each broken bot fails the check that
-names its flaw.  The bots are real processes over loopback gRPC, started as `run` starts them."""
+names its flaw.  The bots are real processes over loopback gRPC, started as `run` starts them;
+the command runs in this process (``check_in_process``: Click, the same options and report)
+where the claim is the check's, and as its own process where it is the command's (its errors,
+its options' units, its environment: the last tests)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from check_support import REPO_ROOT, run_check, statuses
+from check_support import REPO_ROOT, check_in_process, statuses
 
 from tacocat_arena.check import CHECK_NAMES, Status, check_bot
 from tacocat_arena.launch.spec import BotSpec
@@ -22,7 +25,7 @@ RAW_BOT = "python tests/check_bots/raw_bot.py"
 
 @pytest.mark.parametrize("bot", ["builtin:random", "builtin:greedy", "builtin:search"])
 def test_every_check_passes_on_the_python_example_bots(bot: str) -> None:
-    code, report = run_check(bot)
+    code, report = check_in_process(bot)
     failed = [r for r in report["results"] if r["status"] != "pass"]
     assert code == 0 and report["passed"], failed
     assert [r["name"] for r in report["results"]] == list(CHECK_NAMES)
@@ -30,7 +33,7 @@ def test_every_check_passes_on_the_python_example_bots(bot: str) -> None:
 
 
 def test_a_bot_written_from_the_proto_alone_passes_and_skips_only_batches() -> None:
-    code, report = run_check(f"{RAW_BOT} none")
+    code, report = check_in_process(f"{RAW_BOT} none")
     assert code == 0, report
     skipped = {name for name, status in statuses(report).items() if status != "pass"}
     assert skipped == {"batches"}
@@ -48,7 +51,7 @@ def test_a_bot_written_from_the_proto_alone_passes_and_skips_only_batches() -> N
 )
 def test_a_broken_bot_fails_the_check_that_names_its_flaw(flaw: str, failing: set[str]) -> None:
     # An allowance a loaded machine never misses, so that only the flaw can fail a check.
-    code, report = run_check(f"{RAW_BOT} {flaw}", "--move-timeout", "1")
+    code, report = check_in_process(f"{RAW_BOT} {flaw}", "--move-timeout", "1")
     assert code == 1
     outcome = statuses(report)
     assert failing <= {name for name, status in outcome.items() if status == "fail"}
@@ -58,16 +61,20 @@ def test_a_broken_bot_fails_the_check_that_names_its_flaw(flaw: str, failing: se
 
 
 def test_an_answer_to_the_wrong_request_is_named_in_the_failure() -> None:
-    code, report = run_check(f"{RAW_BOT} wrong-request-id", "--move-timeout", "0.2")
+    """The bot answers its first request (replace-first's) as if it were the next one, and
+    every later one right: only that check fails, naming both requests."""
+    code, report = check_in_process(f"{RAW_BOT} wrong-request-id", "--move-timeout", "0.2")
     assert code == 1
     first = report["results"][1]
     assert (first["name"], first["status"]) == ("replace-first", "fail")
     assert "request 1" in first["expected"]
     assert "request_id 2" in first["got"] and "never sent" in first["got"]
+    failed = [name for name, status in statuses(report).items() if status == "fail"]
+    assert failed == ["replace-first"], report["results"]
 
 
 def test_a_bot_that_exits_at_once_fails_the_handshake_and_runs_nothing_else() -> None:
-    code, report = run_check(f"{sys.executable} -c 'raise SystemExit(3)'")
+    code, report = check_in_process(f"{sys.executable} -c 'raise SystemExit(3)'")
     assert code == 1
     outcome = statuses(report)
     assert outcome["handshake"] == "fail"
@@ -112,10 +119,10 @@ def test_the_move_timeout_is_in_seconds_as_for_run(
 def test_check_shows_the_name_the_bot_gives_itself_unless_told_one() -> None:
     """Issue 37: check told every bot TACOCAT_ARENA_BOT=bot, so the SDK (which prefers it, as a
     tournament needs) named every bot 'bot'.  Now it tells none unless ``--name`` is given."""
-    code, report = run_check("python example_bots/greedy_bot.py")
+    code, report = check_in_process("python example_bots/greedy_bot.py")
     assert code == 0 and report["bot_name"] == "greedy", report["bot_name"]
     assert "bot_name 'greedy'" in report["results"][0]["detail"]
-    code, report = run_check("python example_bots/greedy_bot.py", "--name", "mine")
+    code, report = check_in_process("python example_bots/greedy_bot.py", "--name", "mine")
     assert code == 0 and report["bot_name"] == "mine", report["bot_name"]
     # Not the runner's own variable either: the check's environment is the bot's.
     done = subprocess.run(
@@ -129,11 +136,11 @@ def test_check_shows_the_name_the_bot_gives_itself_unless_told_one() -> None:
 
 
 def test_a_bot_that_needs_its_name_told_fails_the_handshake_saying_why() -> None:
-    code, report = run_check("python tests/check_bots/needs_name_bot.py")
+    code, report = check_in_process("python tests/check_bots/needs_name_bot.py")
     handshake = report["results"][0]
     assert code == 1 and handshake["status"] == "fail", handshake
     assert "exited with code" in handshake["got"] and "--name NAME" in handshake["got"], handshake
-    code, report = run_check("python tests/check_bots/needs_name_bot.py", "--name", "mine")
+    code, report = check_in_process("python tests/check_bots/needs_name_bot.py", "--name", "mine")
     handshake = report["results"][0]
     assert code == 1 and "--name" not in handshake["got"], handshake  # told: no such hint
 

@@ -3,7 +3,8 @@
 Flaws, each of which `tacocat-arena check` must catch and name:
   none               a correct bot: every check passes
   ignore-errors      never logs the Errors it gets
-  wrong-request-id   answers each request with the wrong request_id
+  wrong-request-id   answers its first request with the wrong request_id (and the later
+                     ones right: each wrong one costs its check's whole wait)
   no-jumbo-defence   never answers a defence against more than one card
   exit-on-game-end   exits at its first GameEnd
 It plays the first legal option of every decision and sacrifices every defence.
@@ -23,8 +24,14 @@ from tacocat.v1 import arena_pb2_grpc
 FLAW = sys.argv[1] if len(sys.argv) > 1 else "none"
 
 
+#: Requests answered so far.
+_answered = [0]
+
+
 def decide(request: pb.DecisionRequest) -> pb.Action | None:
-    request_id = request.request_id + (1 if FLAW == "wrong-request-id" else 0)
+    _answered[0] += 1
+    wrong = FLAW == "wrong-request-id" and _answered[0] == 1
+    request_id = request.request_id + (1 if wrong else 0)
     action = pb.Action(game_id=request.game_id, request_id=request_id)
     legal = request.legal
     if request.kind == pb.DECISION_KIND_REPLACE:
