@@ -40,10 +40,14 @@ NODE = shutil.which("node")
 #: The referee's clock: 400 ms a decision, plus its 100 ms grace before a timeout.
 MOVE_TIMEOUT_S = 0.4
 TIMEOUT_AFTER_S = MOVE_TIMEOUT_S + 0.1
-#: The bot's first decision sleeps SLOW_S; every later one thinks THINK_S, well in time but
-#: long enough that computing the requests already timed out would make the next ones late.
+#: The bot's first decision sleeps SLOW_S; the next THINK_CALLS each think THINK_S, well in
+#: time but long enough that computing the requests already timed out would make the next
+#: ones late; the rest (a game and more, ~30 decisions) answer at once.  The cascade, if any,
+#: is in the decisions right after the slow one (the first would answer request 2, timed out
+#: while the slow one slept), long caught up (or not) after eight.
 SLOW_S = 4.0
 THINK_S = 0.25
+THINK_CALLS = 8
 
 
 def _slow_bot(language: str) -> str:
@@ -71,7 +75,8 @@ def _run_tournament(tmp_path: Path, bot: str) -> tuple[list[dict[str, object]], 
         TACOCAT_TEST_SLOW_CALLS="1",
         TACOCAT_TEST_SLOW_S=str(SLOW_S),
         TACOCAT_TEST_THINK_S=str(THINK_S),
-        TACOCAT_BOT_SLOW=f"1:{SLOW_S * 1000:.0f}:{THINK_S * 1000:.0f}",  # the Node bot's
+        TACOCAT_TEST_THINK_CALLS=str(THINK_CALLS),
+        TACOCAT_BOT_SLOW=f"1:{SLOW_S * 1000:.0f}:{THINK_S * 1000:.0f}:{THINK_CALLS}",  # Node's
         TACOCAT_ARENA_TRACE="1",  # the Node bot says each message it reads (_told)
     )
     command = [sys.executable, "-m", "tacocat_arena.cli", "run", str(config), "--quiet"]

@@ -41,11 +41,12 @@ const RECONNECT_FOR_MS = 600000;
 const FAIL_KIND = (process.env.TACOCAT_BOT_FAIL || '').toUpperCase();
 // The longest Action.fallback reason sent (the referee keeps 200 characters).
 const MAX_FALLBACK_CHARS = 200;
-// TACOCAT_BOT_SLOW=N:SLOW_MS:THINK_MS makes the first N decide() calls block SLOW_MS and the
-// later ones THINK_MS, each saying `decided K: request R of game G` on stderr, to see a bot
-// that falls behind its clock catch up (tests/test_sdk_behind.py uses it).
-const [SLOW_CALLS, SLOW_MS, THINK_MS] = (process.env.TACOCAT_BOT_SLOW || '0:0:0').split(':')
-  .map(Number);
+// TACOCAT_BOT_SLOW=N:SLOW_MS:THINK_MS[:M] makes the first N decide() calls block SLOW_MS and
+// the later ones (the next M of them, if M is given) THINK_MS, each saying `decided K: request
+// R of game G` on stderr, to see a bot that falls behind its clock catch up
+// (tests/test_sdk_behind.py uses it).
+const [SLOW_CALLS, SLOW_MS, THINK_MS, THINK_CALLS = Infinity] = (
+  process.env.TACOCAT_BOT_SLOW || '0:0:0').split(':').map(Number);
 let decisions = 0;
 
 // keepCase: field names exactly as in the .proto (game_id, not gameId).
@@ -119,7 +120,8 @@ function decide(request) {
   const { view, legal } = request;
   if (process.env.TACOCAT_BOT_SLOW) {
     decisions += 1;
-    const ms = decisions <= SLOW_CALLS ? SLOW_MS : THINK_MS; // blocks, as a long search would
+    const thinking = decisions <= SLOW_CALLS + THINK_CALLS ? THINK_MS : 0;
+    const ms = decisions <= SLOW_CALLS ? SLOW_MS : thinking; // blocks, as a long search would
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
     console.error(`decided ${decisions}: request ${request.request_id} of game ${request.game_id}`);
   }

@@ -1,8 +1,9 @@
 """An SDK bot that is slow on its first decisions and quick after: run as its own process.
 
 Its first SLOW_CALLS decisions (TACOCAT_TEST_SLOW_CALLS) each sleep SLOW_S seconds
-(TACOCAT_TEST_SLOW_S), far past the referee's clock; every later one thinks THINK_S
-(TACOCAT_TEST_THINK_S, well within it) and plays the first legal option.  Its stderr says
+(TACOCAT_TEST_SLOW_S), far past the referee's clock; the next THINK_CALLS
+(TACOCAT_TEST_THINK_CALLS; unset: all the later ones) each think THINK_S (TACOCAT_TEST_THINK_S,
+well within it), the rest none; each plays the first legal option.  Its stderr says
 what the bot was told and when, so a test can tell the work the SDK skipped: each message
 once the SDK has read it (``<- {json}``, as the Node example's TACOCAT_ARENA_TRACE), each
 request when the SDK looks at it to decide whether an answer can still count (``checking
@@ -61,15 +62,21 @@ class _TellingInbox(Inbox):
 class SlowStartBot(Bot):
     name = "slowstart"
 
-    def __init__(self, slow_calls: int, slow_s: float, think_s: float) -> None:
+    def __init__(
+        self, slow_calls: int, slow_s: float, think_s: float, think_calls: int | None = None
+    ) -> None:
         self.slow_calls = slow_calls
         self.slow_s = slow_s
         self.think_s = think_s
+        self.think_calls = think_calls
         self.calls = 0
 
     def act(self, view: SeatView) -> Action:
         self.calls += 1
-        time.sleep(self.slow_s if self.calls <= self.slow_calls else self.think_s)
+        if self.calls <= self.slow_calls:
+            time.sleep(self.slow_s)
+        elif self.think_calls is None or self.calls <= self.slow_calls + self.think_calls:
+            time.sleep(self.think_s)
         request = _checked[0]
         _say(f"decided {self.calls}: request {request.request_id} of game {request.game_id}")
         return default_action(view)
@@ -82,5 +89,8 @@ if __name__ == "__main__":
             int(os.environ.get("TACOCAT_TEST_SLOW_CALLS", "1")),
             float(os.environ.get("TACOCAT_TEST_SLOW_S", "2")),
             float(os.environ.get("TACOCAT_TEST_THINK_S", "0")),
+            int(os.environ["TACOCAT_TEST_THINK_CALLS"])
+            if "TACOCAT_TEST_THINK_CALLS" in os.environ
+            else None,
         )
     )
