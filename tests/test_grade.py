@@ -4,7 +4,9 @@ Four sample bots through a small test rubric (tests/grade_bots/test_rubric.toml:
 10, beats random 20 (8 pairs, score >= 0.6 with 95% confidence), beats greedy 20 (SPRT, 8
 games at most), decision time 10 (mean <= 150 ms), no forfeits 10), each with its expected
 points; Gradescope's results.json checked field by field against the documented format; a
-batch of three with one broken archive.
+batch of three with one broken archive, graded once (a module fixture) for greedy's and
+random's points, the report page and the batch's own claims; greedy graded alone too, as a
+late submission of that batch.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import csv
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,60 +61,96 @@ def points(data: dict[str, Any]) -> dict[str, float]:
     return {item["name"]: item["points"] for item in data["items"]}
 
 
-@pytest.mark.parametrize(
-    ("bot", "expected"),
-    [
-        # greedy beats random (every pair), not itself (an SPRT at score 0.5 is H0's side)
-        (
-            "greedy",
-            {
-                "conformance": 10,
-                "beats random": 20,
-                "beats greedy": 0,
-                "decision time": 10,
-                "no forfeits": 10,
-            },
-        ),
-        (
-            "random",
-            {
-                "conformance": 10,
-                "beats random": 0,
-                "beats greedy": 0,
-                "decision time": 10,
-                "no forfeits": 10,
-            },
-        ),
-        # passes check, then lets its clock run out in every real game
-        (
-            "forfeiter",
-            {
-                "conformance": 10,
-                "beats random": 0,
-                "beats greedy": 0,
-                "decision time": 0,
-                "no forfeits": 0,
-            },
-        ),
-        (
-            "crasher",
-            {
-                "conformance": 0,
-                "beats random": 0,
-                "beats greedy": 0,
-                "decision time": 0,
-                "no forfeits": 0,
-            },
-        ),
-    ],
-)
-def test_a_sample_bot_gets_its_expected_points(
-    tmp_path: Path, bot: str, expected: dict[str, float]
-) -> None:
-    data, output = grade(tmp_path, str(PACKAGES[bot]), "--student", bot)
+#: Each sample bot's points, item by item, through the test rubric.
+EXPECTED = {
+    # greedy beats random (every pair), not itself (an SPRT at score 0.5 is H0's side)
+    "greedy": {
+        "conformance": 10,
+        "beats random": 20,
+        "beats greedy": 0,
+        "decision time": 10,
+        "no forfeits": 10,
+    },
+    "random": {
+        "conformance": 10,
+        "beats random": 0,
+        "beats greedy": 0,
+        "decision time": 10,
+        "no forfeits": 10,
+    },
+    # passes check, then lets its clock run out in every real game
+    "forfeiter": {
+        "conformance": 10,
+        "beats random": 0,
+        "beats greedy": 0,
+        "decision time": 0,
+        "no forfeits": 0,
+    },
+    "crasher": {
+        "conformance": 0,
+        "beats random": 0,
+        "beats greedy": 0,
+        "decision time": 0,
+        "no forfeits": 0,
+    },
+}
+
+
+def few_games_rubric(tmp_path: Path) -> Path:
+    """The test rubric with 1 pair against random and an SPRT capped at 2 games: for the
+    forfeiter, whose every game is lost by a timeout whatever their number (each costs its
+    process a 2 s sleep: its 24 games were 16 s of waiting on its clock)."""
+    text = RUBRIC.read_text(encoding="utf-8")
+    assert "pairs = 8\n" in text and "max_games = 8\n" in text
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(
+        text.replace("pairs = 8\n", "pairs = 1\n").replace("max_games = 8\n", "max_games = 2\n"),
+        encoding="utf-8",
+    )
+    return rubric
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A graded batch: its output folder and what the command printed."""
+
+    out: Path
+    output: str
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> Batch:
+    """One batch graded once (with --format gradescope, two students at a time): alice the
+    greedy package as a folder, bob the random one as an archive, carol a broken archive.
+    Its grades are read by the tests of greedy's and random's points, of the report page and
+    of the batch itself (each was a grade of its own, the same games)."""
+    tmp_path = tmp_path_factory.mktemp("batch")
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    shutil.copytree(PACKAGES["greedy"], submissions / "alice")
+    (submissions / "bob.tar.gz").write_bytes(pack(PACKAGES["random"]))
+    (submissions / "carol.zip").write_bytes(b"PK\x03\x04 this is not a zip archive at all")
+    out = tmp_path / "batch"
+    args = ["grade", "--batch", str(submissions), "--rubric", str(RUBRIC), "--out", str(out)]
+    args += [
+        "--workers",
+        "2",
+        "--format",
+        "gradescope",
+        "--secret-file",
+        str(secret_file(tmp_path)),
+    ]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return Batch(out, result.output)
+
+
+def check_points(data: dict[str, Any], bot: str, output: str, student: str) -> None:
+    """``bot``'s grade ``data`` has its expected points, and ``output`` says them."""
+    expected = EXPECTED[bot]
     assert points(data) == expected, json.dumps(data["items"], indent=1)
     assert data["points"] == sum(expected.values()) and data["max_points"] == 70
-    assert f"{bot}: {data['points']:g} / 70 points" in output
+    assert f"{student}: {data['points']:g} / 70 points" in output
     items = {item["name"]: item for item in data["items"]}
     if bot == "crasher":
         assert "check" in items["conformance"]["output"]
@@ -126,9 +165,26 @@ def test_a_sample_bot_gets_its_expected_points(
         assert "SPRT" in items["beats greedy"]["output"]
 
 
-def test_report_html_links_the_replays_that_decided_each_tier(tmp_path: Path) -> None:
-    data, _ = grade(tmp_path, str(PACKAGES["greedy"]), "--format", "gradescope")
-    out = tmp_path / "out"
+@pytest.mark.parametrize("bot", ["forfeiter", "crasher"])
+def test_a_sample_bot_gets_its_expected_points(tmp_path: Path, bot: str) -> None:
+    """Graded alone (``grade PACKAGE``); greedy and random are graded in the batch below,
+    and greedy alone again as its late submission."""
+    rubric = ("--rubric", str(few_games_rubric(tmp_path))) if bot == "forfeiter" else ()
+    data, output = grade(tmp_path, str(PACKAGES[bot]), "--student", bot, *rubric)
+    check_points(data, bot, output, bot)
+
+
+@pytest.mark.parametrize(("bot", "student"), [("greedy", "alice"), ("random", "bob")])
+def test_a_sample_bot_graded_in_a_batch_gets_its_expected_points(
+    batch: Batch, bot: str, student: str
+) -> None:
+    data = json.loads((batch.out / student / "grade.json").read_text(encoding="utf-8"))
+    check_points(data, bot, batch.output, student)
+
+
+def test_report_html_links_the_replays_that_decided_each_tier(batch: Batch) -> None:
+    out = batch.out / "alice"  # greedy's grade
+    data = json.loads((out / "grade.json").read_text(encoding="utf-8"))
     page = (out / "report.html").read_text(encoding="utf-8")
     links = re.findall(r'href="([^"#]+\.html)"', page)
     tier_games = [g for item in data["items"] for g in item["games_played"]]
@@ -181,25 +237,9 @@ def assert_gradescope_results(results: dict[str, Any]) -> None:
 
 
 def test_a_batch_grades_every_student_on_the_same_deals_and_survives_a_broken_one(
-    tmp_path: Path,
+    batch: Batch, tmp_path: Path
 ) -> None:
-    submissions = tmp_path / "submissions"
-    submissions.mkdir()
-    shutil.copytree(PACKAGES["greedy"], submissions / "alice")
-    (submissions / "bob.tar.gz").write_bytes(pack(PACKAGES["random"]))
-    (submissions / "carol.zip").write_bytes(b"PK\x03\x04 this is not a zip archive at all")
-    out = tmp_path / "batch"
-    args = ["grade", "--batch", str(submissions), "--rubric", str(RUBRIC), "--out", str(out)]
-    args += [
-        "--workers",
-        "2",
-        "--format",
-        "gradescope",
-        "--secret-file",
-        str(secret_file(tmp_path)),
-    ]
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    out = batch.out
     with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert sorted(rows) == ["alice", "bob", "carol"]
@@ -235,9 +275,10 @@ def test_a_batch_grades_every_student_on_the_same_deals_and_survives_a_broken_on
     # A late submission graded with the batch's secret (its folder) meets the same deals.
     late = tmp_path / "late"
     args = ["grade", str(PACKAGES["greedy"]), "--rubric", str(RUBRIC), "--out", str(late)]
-    result = CliRunner().invoke(main, [*args, "--secret-file", str(out), "-q"])
+    result = CliRunner().invoke(main, [*args, "--secret-file", str(out), "--student", "dave"])
     assert result.exit_code == 0, result.output
     dave = json.loads((late / "grade.json").read_text(encoding="utf-8"))
+    check_points(dave, "greedy", result.output, "dave")  # greedy graded alone
     assert dave["secret_id"] == alice["secret_id"]
     played = [
         {g["game_id"]: g["seed"] for g in d["items"][1]["games_played"]} for d in (dave, alice)
