@@ -11,6 +11,8 @@ yet importing them executes more:
 - ``google.protobuf.internal.python_message``: protobuf's pure-Python message classes,
   imported by its descriptor pool even where the C messages are in use (and with them the
   text format, the pure-Python decoder and containers, ``pickle``).
+- ``inspect``: grpcio's extension imports it (and with it ``ast``, ``dis``); a dataclass
+  reads it only when it has no docstring, to write one (the SDK's and the engine's have).
 
 A synchronous channel and upb messages never touch them, yet they were a third of a Python
 bot's start (docs/submissions.md, "A Python bot's start").  Each is deferred only when nothing
@@ -45,7 +47,10 @@ DEFERRED = (
     ("asyncio", "grpc"),
     ("grpc.aio", "grpc"),
     ("google.protobuf.internal.python_message", "google.protobuf"),
+    ("inspect", "grpc"),
 )
+# Not deferrable: logging (grpcio's extension calls it as it loads) and protobuf's
+# well_known_types (its message builder reads it for every message class).
 
 
 class _Deferred(types.ModuleType):
@@ -88,7 +93,7 @@ def _find(name: str) -> importlib.machinery.ModuleSpec | None:
 
 def defer(name: str) -> bool:
     """Put ``name`` in ``sys.modules`` unexecuted; False where it is there already or is no
-    plain source or bytecode module (nothing unusual is deferred)."""
+    plain source or bytecode module (nothing unusual is deferred).  A package or a module."""
     if name in sys.modules:
         return False
     spec = _find(name)

@@ -98,6 +98,8 @@ class SessionSummary:
 
 @dataclass(frozen=True)
 class _GameInfo:
+    """What a game's later requests are read with: its ruleset and the bot's seat."""
+
     ruleset: Ruleset
     seat: int
 
