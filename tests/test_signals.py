@@ -6,6 +6,11 @@ their gRPC server before the event loop closes, say what was kept and how to go 
 128 + the signal's number (143, 130); ``serve`` stops the same way and exits 0 (a stop is how
 an arena ends).  No crash (exit 139 was issue 37's), no traceback, no asyncio complaint.
 The runs that were stopped are then resumed with the very command they printed.
+
+A signal comes at the third saved game (of a run: three more), with most of the first half
+(the pairs' first games, before the twins' processes start) still to play, and the resume
+plays the rest; more games only made the resumes longer.  ``run`` is stopped by each signal
+in turn, one run resumed each time with the command it printed.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_PACKAGE = ROOT / "example_bots" / "packages" / "python-random"
+
+#: Games of the stopped match (see the module docstring).
+GAMES = 24
 
 #: What a stop must never print (issue 37 saw each of them).
 NOISE = (
@@ -123,39 +131,49 @@ def finish(cwd: Path, args: list[str]) -> str:
     return done.stdout
 
 
-@pytest.mark.parametrize(
-    ("sig", "code", "ignore_sigint"),
-    [
-        pytest.param(signal.SIGTERM, 143, True, id="sigterm-background-job"),
-        pytest.param(signal.SIGTERM, 143, False, id="sigterm"),
-        pytest.param(signal.SIGINT, 130, False, id="sigint"),
-        pytest.param(signal.SIGHUP, 129, False, id="sighup"),  # the terminal closed
-    ],
+#: The signals a run is stopped by, in turn: the first run was started as a background job
+#: (SIGINT ignored), each next one is the command its predecessor printed; the exit code.
+STOPS = (
+    (signal.SIGTERM, 143, True),
+    (signal.SIGTERM, 143, False),
+    (signal.SIGINT, 130, False),
+    (signal.SIGHUP, 129, False),  # the terminal closed
 )
-def test_run_stops_on_a_signal_and_resumes_with_the_command_it_prints(
-    tmp_path: Path, sig: int, code: int, ignore_sigint: bool
-) -> None:
+
+#: Games of the run stopped four times (each stop at three more saved games).
+RUN_GAMES = 36
+
+
+def test_run_stops_on_each_signal_and_resumes_with_the_command_it_prints(tmp_path: Path) -> None:
+    """One run stopped by each signal in turn, each time resumed with the command it printed:
+    every stop and every printed command is checked, and the resumes of resumes too; four
+    runs of their own, each stopped and resumed to its end, cost twice the processes."""
     token = f"tacocat-test-{uuid.uuid4().hex}"
     bots = [
         "--bot", f"rnd=python -m example_bots.random_bot {token}",
         "--bot", f"greedy=python -m example_bots.greedy_bot {token}",
     ]  # fmt: skip
-    args = ["run", *bots, "--games", "60", "--concurrency", "3", "--quiet"]
+    args = ["run", *bots, "--games", str(RUN_GAMES), "--concurrency", "3", "--quiet"]
     out = tmp_path / "tacocat-results"  # no --out: the default folder
-    cli = Command(tmp_path, *args, ignore_sigint=ignore_sigint)
-    cli.wait_for(lambda: len(db_rows(out)) >= 3, "three saved games")
-    output = cli.stop(sig)
-    assert cli.process.returncode == code, output
-    assert_quiet(output)
-    saved = len(db_rows(out))
-    said = " ".join(output.split())
-    named = "" if sig == signal.SIGINT else f" ({signal.Signals(sig).name})"  # Ctrl-C: none
-    assert f"Interrupted{named}. {saved} finished games are saved" in said
-    assert wait_no_processes(token) == []  # every bot stopped with the run
-    again = resume_command(output)
-    assert again[:1] == ["run"] and "--out" in again
-    finish(tmp_path, again)
-    assert len(db_rows(out)) == 60
+    for sig, code, ignore_sigint in STOPS:
+        name = signal.Signals(sig).name + (" (background job)" if ignore_sigint else "")
+        before = db_rows(out)
+        wanted = len(before) + 3
+        cli = Command(tmp_path, *args, ignore_sigint=ignore_sigint)
+        cli.wait_for(lambda n=wanted: len(db_rows(out)) >= n, "three more saved games")
+        output = cli.stop(sig)
+        assert cli.process.returncode == code, (name, output)
+        assert_quiet(output)
+        rows = db_rows(out)
+        said = " ".join(output.split())
+        named = "" if sig == signal.SIGINT else f" ({signal.Signals(sig).name})"  # Ctrl-C: none
+        assert f"Interrupted{named}. {len(rows)} finished games are saved" in said, (name, output)
+        assert all(rows[game] == row for game, row in before.items()), name  # kept, as saved
+        assert wait_no_processes(token) == [], name  # every bot stopped with the run
+        args = resume_command(output)
+        assert args[:1] == ["run"] and "--out" in args, (name, args)
+    finish(tmp_path, args)
+    assert len(db_rows(out)) == RUN_GAMES
     assert wait_no_processes(token) == []
 
 
@@ -163,7 +181,7 @@ def test_play_stops_on_sigterm_and_its_printed_command_finishes_the_match(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "match"
-    args = ["play", "random", "greedy", "--games", "60", "--out", str(out), "--quiet"]
+    args = ["play", "random", "greedy", "--games", str(GAMES), "--out", str(out), "--quiet"]
     cli = Command(tmp_path, *args, ignore_sigint=True)
     cli.wait_for(lambda: len(db_rows(out)) >= 3, "three saved games")
     output = cli.stop()
@@ -172,7 +190,7 @@ def test_play_stops_on_sigterm_and_its_printed_command_finishes_the_match(
     again = resume_command(output)
     assert again[:3] == ["play", "random", "greedy"], again
     finish(tmp_path, again)
-    assert len(db_rows(out)) == 60
+    assert len(db_rows(out)) == GAMES
 
 
 def test_grade_stops_on_sigterm_and_says_how_to_grade_with_the_same_deals(
