@@ -6,9 +6,13 @@
 
 import sys
 
+# The SDK first: it defers what a bot never uses before the engine can load it.
+from tacocat_bot import run
+
+# isort: split
+
 from example_bots.builtin import make_bot
 from tacocat_arena.launch.builtins import BuiltinError, parse_builtin
-from tacocat_bot import run
 
 
 def main(argv: list[str]) -> None:

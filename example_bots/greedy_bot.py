@@ -15,8 +15,12 @@ Run it:  python example_bots/greedy_bot.py
 
 import random
 
-from tacocat_arena.play.policies import RandomPolicy
+# The SDK first: it defers what a bot never uses before the engine can load it.
 from tacocat_bot import Bot, run
+
+# isort: split
+
+from tacocat_arena.play.policies import RandomPolicy
 
 
 class GreedyBot(Bot):

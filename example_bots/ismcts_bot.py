@@ -14,8 +14,12 @@ Run it:  python example_bots/ismcts_bot.py
 
 import random
 
-from tacocat_arena.play.ismcts import IsmctsPolicy
+# The SDK first: it defers what a bot never uses before the engine can load it.
 from tacocat_bot import Bot, run
+
+# isort: split
+
+from tacocat_arena.play.ismcts import IsmctsPolicy
 
 
 class IsmctsBot(Bot):

@@ -24,6 +24,11 @@ import random
 from collections import Counter
 from itertools import islice
 
+# The SDK first: it defers what a bot never uses before the engine can load it.
+from tacocat_bot import Bot, run
+
+# isort: split
+
 from tacocat_arena.engine import (
     Attack,
     DecisionKind,
@@ -35,7 +40,6 @@ from tacocat_arena.engine import (
     enumerate_defences,
 )
 from tacocat_arena.play.policies import GreedyPolicy
-from tacocat_bot import Bot, run
 
 GREEDY = GreedyPolicy()
 
