@@ -93,12 +93,12 @@ def test_a_two_bot_finals_and_knockout_play_past_their_first_stage(tmp_path: Pat
     plan, so the command runs in this process (``invoke_cli``), its bots as processes."""
     bots = ("--bot", "a=builtin:random?seed=1", "--bot", "b=builtin:random?seed=2")
     finals = invoke_cli(
-        "run", "--format", "finals", "--until-stable", "--games", "2", "--max-stages", "3",
+        "run", "--format", "finals", "--until-stable", "--games", "2", "--max-stages", "2",
         *bots, "--out", tmp_path / "finals", "--sandbox", "none", "--quiet", cwd=tmp_path,
     )  # fmt: skip
     assert finals.returncode == 0, finals.stdout + finals.stderr
     stages = json.loads((tmp_path / "finals" / "results.json").read_text())["finals"]["stages"]
-    assert len(stages) == 3  # one pair a stage: 4 pairs (to decide) not before stage 4
+    assert len(stages) == 2  # one pair a stage: 4 pairs (to decide) not before stage 4
     knockout = invoke_cli(
         "run", "--format", "knockout", "--games", "2", *bots, "--out", tmp_path / "knockout",
         "--sandbox", "none", "--quiet", cwd=tmp_path,

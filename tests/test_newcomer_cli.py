@@ -331,7 +331,7 @@ def test_strict_stops_a_bot_at_its_first_exception(tmp_path: Path) -> None:
 # -- point 14: the search bot's ms/decision is measured, not guessed ------------------------
 @pytest.mark.slow
 def test_bench_search_prints_ms_per_decision_by_kind(tmp_path: Path) -> None:
-    done = arena("bench", "search", "--games", "2", "--budget", "10", cwd=tmp_path)
+    done = in_process("bench", "search", "--games", "2", "--budget", "10", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "search bot, budget 10, 2 games against greedy (in process)"
