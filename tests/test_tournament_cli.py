@@ -2,9 +2,12 @@
 
 Each test writes a small TOML config into ``tmp_path`` and runs
 ``python -m tacocat_arena.cli run CONFIG`` from another folder, so the tests also check that
-relative paths in a config (the bots' commands, ``out``) mean the config's folder.  A config
-refused before any bot starts is run in this process (``cli_support.invoke_cli``: a process
-would only add its half second of start); one refusal (a missing command) stays a process.
+relative paths in a config (the bots' commands, ``out``) mean the config's folder.  What needs
+no process of the command's own runs it in this process (``cli_support.invoke_cli``: a
+process would only add its half second of start; the bots are still processes): a config
+refused before any bot starts, a bot that exits at once or crashes, the resume of a complete
+tournament.  One refusal (a missing command) stays a process, as do the small tournament, the
+demo, kill -9 and Ctrl-C.
 """
 
 from __future__ import annotations
@@ -391,8 +394,9 @@ def test_kill_9_then_resume_plays_each_planned_game_exactly_once(tmp_path: Path)
     check_complete_outputs(out, list(bots), 20, 11)
     assert wait_no_processes(token) == []
 
-    # Resuming a complete tournament plays nothing and rewrites the same tables.
-    again = run_cli(config, "--resume", cwd=cwd)
+    # Resuming a complete tournament plays nothing and rewrites the same tables (in process:
+    # no bot starts).
+    again = invoke_cli("run", config, "--resume", "--quiet", cwd=cwd)
     assert again.returncode == 0, again.stderr
     assert db_rows(out) == after
 
@@ -462,9 +466,11 @@ def test_missing_bot_command_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_bot_that_exits_at_once_is_a_clear_error_with_its_stderr(tmp_path: Path) -> None:
+    """The command in process (``invoke_cli``): what is checked is its message and that the
+    folder is left usable; the bots are processes."""
     command = "python -c \"import sys; print('boom', file=sys.stderr); sys.exit(3)\""
     config = write_config(tmp_path, {"good": "builtin:random", "dud": command}, games=2, out="out")
-    done = run_cli(config, cwd=elsewhere(tmp_path))
+    done = invoke_cli("run", config, "--quiet", cwd=elsewhere(tmp_path))
     assert done.returncode != 0
     assert "'dud'" in done.stderr
     assert "exited with code 3" in done.stderr
@@ -475,13 +481,15 @@ def test_bot_that_exits_at_once_is_a_clear_error_with_its_stderr(tmp_path: Path)
     config = write_config(
         tmp_path, {"good": "builtin:random", "dud": "builtin:greedy"}, games=2, out="out"
     )
-    fixed = run_cli(config, cwd=elsewhere(tmp_path))
+    fixed = invoke_cli("run", config, "--quiet", cwd=elsewhere(tmp_path))
     assert fixed.returncode == 0, fixed.stderr
     assert len(read_games(tmp_path / "out")) == 2
 
 
 @pytest.mark.slow
 def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:
+    """The command in process (``invoke_cli``), the bots processes: the crash and restart are
+    the bot's."""
     shutil.copy(TINY_BOT, tmp_path / "tiny_bot.py")
     bots = {
         "greedy": "builtin:greedy",
@@ -498,7 +506,7 @@ def test_bot_that_crashes_mid_tournament_is_restarted(tmp_path: Path) -> None:
     config = write_config(
         tmp_path, bots, options=writable, games=6, seed=3, concurrency=2, out="out"
     )
-    done = run_cli(config, cwd=elsewhere(tmp_path))
+    done = invoke_cli("run", config, "--quiet", cwd=elsewhere(tmp_path), env={"COLUMNS": "300"})
     assert done.returncode == 0, done.stderr
     out = tmp_path / "out"
     assert (tmp_path / "crashed.flag").exists()  # the bot's cwd is the config's folder
