@@ -1,6 +1,7 @@
-"""Hosted bots end to end: packages uploaded over real HTTP with ``submit``, built and checked
-in the real sandbox, played by the arena with no author process connected, across restarts,
-worker deaths and a Dask cluster.
+"""Hosted bots end to end: packages uploaded over real HTTP with ``submit`` (the command in
+this process, ``arena_support.submit_in_process``; as its own process in the re-gate test and
+in test_why_hosted.py), built and checked in the real sandbox, played by the arena with no
+author process connected, across restarts, worker deaths and a Dask cluster.
 
 Everything is real processes on loopback (tests/arena_support.py); tests that need bwrap or
 Node skip with the reason where they are missing.
@@ -23,12 +24,14 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
 import arena_support
 import pytest
-from arena_support import ArenaProcess, add_players, start_bot, submit, wait_until
+from arena_support import ArenaProcess, add_players, start_bot, wait_until
+from arena_support import submit_in_process as submit
 from node_support import node_dependencies
 from process_support import descendants
 
@@ -417,13 +420,17 @@ def test_a_hosted_version_plays_connected_bots_too(tmp_path: Path) -> None:
 def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
     tmp_path: Path,
 ) -> None:
+    """The arena is killed as soon as the build's process runs (found by a marker on its
+    command line), so that the version is left ``checking``, whatever the machine's load;
+    its build is then short (a 6 s build both times was 12 s of waiting)."""
     folder = tmp_path / "arena"
     tokens = add_players(folder, "erin")
     package = tmp_path / "slow-build"
     package.mkdir()
+    marker = f"regate-{uuid.uuid4().hex}"
     (package / "bot.toml").write_text(
         'command = "python -m example_bots.greedy_bot"\n'
-        "build = \"python -c 'import time; time.sleep(6)'\"\n"
+        f"build = \"python -c 'import time; time.sleep(2)' {marker}\"\n"
     )
     arena = start_arena(folder)
     try:
@@ -433,8 +440,12 @@ def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert "erin v1: checking" in done.stdout, done.stdout + done.stderr
+        wait_until(lambda: _marked(arena.process.pid, marker), 60, "the build running")
     finally:
         arena.stop(signal.SIGKILL)  # mid-build
+    with sqlite3.connect(folder / "arena.sqlite") as db:
+        (status,) = db.execute("SELECT status FROM versions WHERE player = 'erin'").fetchone()
+    assert status == "checking"  # the kill fell on the build
     arena = start_arena(folder)
     try:
         wait_until(lambda: versions(arena)["erin@v1"]["status"] == "active", 60, "the re-gate")
@@ -446,6 +457,17 @@ def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
             assert "build: built in" in json.loads(response.read())["log"]  # its owner's
     finally:
         arena.stop()
+
+
+def _marked(parent: int, marker: str) -> bool:
+    """Whether a process under ``parent`` has ``marker`` on its command line."""
+    for pid in descendants(parent):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def test_a_killed_arenas_socket_folder_is_removed_at_the_next_start_a_live_ones_never(

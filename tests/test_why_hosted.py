@@ -124,6 +124,10 @@ def test_a_hosted_crash_shows_its_game_request_and_stderr_to_its_owner_and_repla
             return report if crashes and batched else None
 
         report = wait_until(crashed_and_batched, 180, "newt's crash and a batch against alice@v1")
+        # What follows reads games already played: the organizer pauses the ladder (games in
+        # flight end, none starts), so the arena stops playing newt against alice (a process
+        # a game) and against alice@v1 (a batch) for the rest of the test.
+        assert post(arena.web, "/api/pause", organizer, {}) == (200, {"paused": True})
         failure = next(f for f in report["failures"] if f["kind"] == "defend" and f["output"])
         assert failure["bot"] == "newt@v1" and failure["failure"] == "forfeit"
         assert failure["request"]["kind"] == "DECISION_KIND_DEFEND"
