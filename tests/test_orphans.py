@@ -39,8 +39,10 @@ pytestmark = pytest.mark.slow
 #: How long a killed runner's processes may take to go (polled, never asserted as a time).
 GONE_WITHIN_S = 10.0
 
-#: A hosted bot that plays greedily but slowly, so that its batch is still running when the
-#: arena is killed (the gate's check allows the arena's move timeout, 5 s here).
+#: A hosted bot that plays greedily but slowly in its twin's games (a batch's second game of
+#: each deal, ``L000042b``), so that its batch is still running when the arena is killed; the
+#: gate plays a version's first games only (``Look.ladder``), at full speed (slow there too,
+#: each gate took 21 s; the arena's move timeout, 5 s here, allows either).
 SLOW_GREEDY = """\
 import time
 
@@ -49,8 +51,14 @@ from tacocat_bot import run
 
 
 class SlowGreedy(GreedyBot):
+    slow = False
+
+    def on_game_start(self, game_id, seat, opponent):
+        self.slow = game_id.endswith("b")
+
     def act(self, view):
-        time.sleep(0.2)
+        if self.slow:
+            time.sleep(0.2)
         return super().act(view)
 
 
@@ -236,19 +244,37 @@ def test_a_sigkilled_run_leaves_no_bot_nor_worker_behind(
 
 #: Started as uid 65534: builds a sleeping package (the whole launcher, bwrap included) and
 #: kills itself with SIGKILL ``argv[2]`` seconds after the build's process started (0: at once,
-#: before the launcher has set its death signal).
+#: before the launcher has set its death signal), or, given ``running`` and the build's marker
+#: (``argv[3]``), as soon as the build's own Python runs in the sandbox (polled, bounded).
 _KILLED_BUILDER = """\
-import asyncio, os, signal, sys
+import asyncio, os, signal, sys, time
 from pathlib import Path
 from tacocat_arena.launch import build, sandbox
 from tacocat_arena.launch.package import load_package
 
 start = sandbox.spawn
 
+def build_runs(marker):
+    for entry in Path("/proc").iterdir():
+        if entry.name == str(os.getpid()):
+            continue  # this builder's own argv holds the marker too
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\\0")
+        except OSError:
+            continue
+        if marker in argv and Path(argv[0].decode()).name.startswith("python"):
+            return True
+    return False
+
 async def spawn_then_die(*args, **kwargs):
     process = await start(*args, **kwargs)
     print(process.pid, flush=True)
-    await asyncio.sleep(float(sys.argv[2]))
+    if sys.argv[2] == "running":
+        deadline = time.monotonic() + 60
+        while not build_runs(sys.argv[3].encode()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+    else:
+        await asyncio.sleep(float(sys.argv[2]))
     os.kill(os.getpid(), signal.SIGKILL)
     return process
 
@@ -261,7 +287,8 @@ asyncio.run(build.build_package(load_package(Path(sys.argv[1])), sandbox.Sandbox
 @pytest.mark.parametrize("user", ["root", "nobody"])
 def test_a_builder_killed_as_soon_as_its_build_starts_leaves_nothing(user: str) -> None:
     """The race: killed right after the spawn (before ``setpriv`` has run, often, under
-    load) and once the build runs; as the runner's user and as an ordinary user."""
+    load) and once the build's own process runs (seen, rather than 3 s after); as the
+    runner's user and as an ordinary user."""
     if user == "nobody" and os.geteuid() != 0:
         pytest.skip("only root can start a process as uid 65534")
     base = Path(tempfile.mkdtemp(prefix="tacocat-orphans-"))  # outside root's 0700 tmp
@@ -275,12 +302,13 @@ def test_a_builder_killed_as_soon_as_its_build_starts_leaves_nothing(user: str) 
         if user == "nobody":
             for path in (root, root / "bot.py", root / "bot.toml"):
                 os.chown(path, NOBODY, NOBODY)
-        for delay in ("0", "0", "0", "0", "0", "3"):
+        for delay in ("0", "0", "0", "0", "0", "running"):
             done = subprocess.run(
-                [*prefix, str(script), str(root), delay], capture_output=True, timeout=120
+                [*prefix, str(script), str(root), delay, marker], capture_output=True, timeout=120
             )
             assert done.returncode == -signal.SIGKILL, done.stderr.decode(errors="replace")
-            assert left_behind(marker, []) == [], f"killed {delay} s after the build started"
+            when = "once the build ran" if delay == "running" else "as the build started"
+            assert left_behind(marker, []) == [], f"killed {when}"
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
