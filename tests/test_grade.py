@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from grade_support import RUBRIC, few_games_rubric  # tests/ (pytest pythonpath)
 
 from tacocat_arena.cli import main
 from tacocat_arena.cli.run import verify_any
@@ -31,7 +32,6 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = Path(__file__).parent / "grade_bots"
-RUBRIC = BOTS / "test_rubric.toml"
 PACKAGES = {
     "random": ROOT / "example_bots" / "packages" / "python-random",
     "greedy": ROOT / "example_bots" / "packages" / "python-greedy",
@@ -96,20 +96,6 @@ EXPECTED = {
 }
 
 
-def few_games_rubric(tmp_path: Path) -> Path:
-    """The test rubric with 1 pair against random and an SPRT capped at 2 games: for the
-    forfeiter, whose every game is lost by a timeout whatever their number (each costs its
-    process a 2 s sleep: its 24 games were 16 s of waiting on its clock)."""
-    text = RUBRIC.read_text(encoding="utf-8")
-    assert "pairs = 8\n" in text and "max_games = 8\n" in text
-    rubric = tmp_path / "rubric.toml"
-    rubric.write_text(
-        text.replace("pairs = 8\n", "pairs = 1\n").replace("max_games = 8\n", "max_games = 2\n"),
-        encoding="utf-8",
-    )
-    return rubric
-
-
 @dataclass(frozen=True)
 class Batch:
     """A graded batch: its output folder and what the command printed."""
@@ -169,6 +155,8 @@ def check_points(data: dict[str, Any], bot: str, output: str, student: str) -> N
 def test_a_sample_bot_gets_its_expected_points(tmp_path: Path, bot: str) -> None:
     """Graded alone (``grade PACKAGE``); greedy and random are graded in the batch below,
     and greedy alone again as its late submission."""
+    # The forfeiter loses every game by a timeout whatever their number (each costs its
+    # process a 2 s sleep: its 24 games were 16 s of waiting on its clock): 4 games.
     rubric = ("--rubric", str(few_games_rubric(tmp_path))) if bot == "forfeiter" else ()
     data, output = grade(tmp_path, str(PACKAGES[bot]), "--student", bot, *rubric)
     check_points(data, bot, output, bot)

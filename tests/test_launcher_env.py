@@ -10,8 +10,8 @@ The probe is a real shared object, compiled here (skipped without gcc), whose co
 appends a line to a host file (``outside.log``, unreachable from a sandbox, whose /tmp is its
 own), to ``inside.log`` in its working folder (a build's, writable), and to stderr (the log).
 Every path is run as real processes: the launcher with a variable slipped past the parser
-(defence in depth), the gate's build and check and hosted games over real uploads, ``run``
-and ``grade --batch`` through the real CLI.
+(defence in depth), the gate's build and check and hosted games over real uploads (``submit``
+in this process), ``run`` and ``grade --batch`` (in 4 games a student) through the real CLI.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from arena_support import ArenaProcess, add_players, start_arena, wait_until
+from arena_support import ArenaProcess, add_players, start_arena, submit_in_process, wait_until
+from grade_support import few_games_rubric
 
 from tacocat_arena.launch import sandbox
 from tacocat_arena.launch.bots import BotProcess, Launch
@@ -260,11 +261,8 @@ def _probe_package(folder: Path, so: Path, base: Path) -> Path:
 
 
 def _submit(package: Path, arena: ArenaProcess, token: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tacocat_arena.cli", "submit", str(package), "--arena", arena.web,
-         "--token", token, "--wait", "--timeout", "150"],
-        cwd=cwd, capture_output=True, text=True, timeout=200,
-    )  # fmt: skip
+    """``submit --wait`` (in this process: the upload is the claim's, not the client's start)."""
+    done = submit_in_process(package, arena, token, cwd)
     return done.stdout + done.stderr
 
 
@@ -376,7 +374,7 @@ def test_grade_batch_refuses_a_students_preload_and_runs_nothing_outside(
     out = tmp_path / "batch"
     done = subprocess.run(
         [sys.executable, "-m", "tacocat_arena.cli", "grade", "--batch", str(submissions),
-         "--rubric", str(Path(__file__).parent / "grade_bots" / "test_rubric.toml"),
+         "--rubric", str(few_games_rubric(tmp_path)),
          "--out", str(out), "--workers", "2", "--secret-file", str(tmp_path / "secret.txt")],
         cwd=tmp_path, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
