@@ -336,15 +336,16 @@ def test_a_players_sleeping_builds_delay_another_players_version_by_one_gate_at_
         assert upload(arena, pack(GREEDY), tokens["bob"])[0] == 201
         wait_until(lambda: versions(arena)["bob@v1"]["status"] == "active", 120, "bob@v1 active")
         found = versions(arena)
-        # bob's gate came right after mal's first: mal's third has not begun, its second never.
         assert found["mal@v1"]["status"] == "rejected"
         assert found["mal@v1"]["reason"] == "build failed"
         assert found["mal@v2"]["status"] == "rejected"
         assert found["mal@v2"]["reason"] == "superseded by v3 while waiting for its gate"
-        assert found["mal@v3"]["status"] == "checking"
         wait_until(lambda: versions(arena)["mal@v3"]["status"] == "rejected", 120, "mal@v3")
     finally:
         arena.stop()
+    # bob's gate came right after mal's first, mal's third after it, its second never.  (The
+    # log says so, not mal@v3's status when bob's turned active: its build fails at once, so
+    # under load its gate could be over by the time the test read it.)
     log = (folder / "logs" / "arena.log").read_text()
     starts = re.findall(r"gate: (\S+) start", log)
     assert starts == ["mal@v1", "bob@v1", "mal@v3"], starts
