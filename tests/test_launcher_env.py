@@ -64,15 +64,15 @@ __attribute__((constructor)) static void probe(void) {
 """
 
 
-@pytest.fixture
-def probe(tmp_path: Path) -> tuple[Path, Path]:
-    """The compiled probe (``probe.so``) and the host file it records to (empty so far)."""
+@pytest.fixture(scope="module")
+def compiled_probe(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The probe compiled once for the module's tests (``probe.so``), and the host file it
+    records to."""
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("gcc is not installed: the probe is a shared object compiled here")
-    folder = tmp_path / "probe"
-    folder.mkdir()
-    outside = tmp_path / "outside.log"
+    folder = tmp_path_factory.mktemp("probe")
+    outside = folder / "outside.log"
     (folder / "probe.c").write_text(_PROBE)
     subprocess.run(
         [gcc, "-shared", "-fPIC", f'-DOUTSIDE="{outside}"', "-o", str(folder / "probe.so"),
@@ -84,8 +84,15 @@ def probe(tmp_path: Path) -> tuple[Path, Path]:
         ["/bin/true"], env={"LD_PRELOAD": str(folder / "probe.so")}, cwd=folder, check=True
     )
     assert "/true uid" in outside.read_text()
-    outside.unlink()
     return folder / "probe.so", outside
+
+
+@pytest.fixture
+def probe(compiled_probe: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The compiled probe and the host file it records to, empty for this test."""
+    so, outside = compiled_probe
+    outside.unlink(missing_ok=True)
+    return so, outside
 
 
 def _outside(record: Path) -> list[str]:
