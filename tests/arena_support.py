@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
+from cli_support import invoke_cli
 from process_support import RealProcess, start_process
 
-from tacocat_arena.cli import main
 from tacocat_bot.client import RECONNECT_ENV
 
 LADDER_BOT = Path(__file__).resolve().parent / "bots" / "ladder_bot.py"
@@ -228,9 +227,9 @@ def add_players(folder: Path, *names: str) -> dict[str, str]:
     test_arena_trust runs it as a process beside a running server); return name -> token."""
     tokens = {}
     for name in names:
-        done = CliRunner().invoke(main, ["players", "add", name, "--dir", str(folder)])
-        assert done.exit_code == 0, done.output
-        tokens[name] = done.output.strip().splitlines()[-1]
+        done = invoke_cli("players", "add", name, "--dir", folder, cwd=Path.cwd())
+        assert done.returncode == 0, done.stdout + done.stderr
+        tokens[name] = done.stdout.strip().splitlines()[-1]
     return tokens
 
 
@@ -307,12 +306,7 @@ def submit_in_process(
     start and the CLI's imports (~0.3 s of CPU a submit); ``submit`` runs it as a process."""
     argv = ["submit", str(package), "--arena", arena.web, "--token", token, "--wait",
             "--timeout", "120", *extra]  # fmt: skip
-    with contextlib.chdir(cwd):
-        done = CliRunner().invoke(main, argv)
-    if done.exception is not None and not isinstance(done.exception, SystemExit):
-        raise done.exception
-    return subprocess.CompletedProcess(["tacocat-arena", *argv], done.exit_code, done.stdout,
-                                       done.stderr)  # fmt: skip
+    return invoke_cli(*argv, cwd=cwd)
 
 
 def submitted(package: Path, arena: ArenaProcess, token: str, cwd: Path) -> str:
