@@ -9,9 +9,13 @@ from tacocat_arena.engine import Game, Ruleset, build_view
 from tacocat_arena.engine.record import action_from_json
 from tacocat_arena.human.relay import view_json
 
-#: Fields of a page's state whose cards are public (RULES-SPEC R4, P7: discards are face up),
-#: so an opponent's dealt hand seen there, in the order they went down, is no leak.
-_PUBLIC_CARD_FIELDS = (b'"discards":', b'"discarded":')
+#: Keys of a page's state whose cards are public (RULES-SPEC R4, P7: discards are face up; a
+#: defence answers cards attacked face up) or the person's own options, drawn from its own hand
+#: (the values it may duel, the attacks it may make): the deck has several cards of each
+#: value, so an opponent's dealt hand may read the same there ("duel_values":[5,6,7,11]) and
+#: is no leak.  What they hold is checked against the seat's own view instead
+#: (test_human_seat compares every request's view with ``build_view``'s).
+_OPEN_KEYS = frozenset({"discards", "discarded", "defence", "duel_values", "attacks"})
 
 
 def first_legal_answer(legal: dict[str, Any]) -> dict[str, Any]:
@@ -47,10 +51,11 @@ def hidden_card_leaks(sent: bytes, record: dict[str, Any], seat: int) -> list[st
     (one game's, ``record`` its record and ``seat`` the person's).
 
     A hand is looked for as its JSON list.  The deck has several cards of each value, so the
-    same list may be public where it is seen: the person's own ``"hand"`` when it held the
-    same cards itself, a discard pile or a replacement's discards (face up), and an opponent's
-    whole dealt hand replaced face up.  Those places are taken out; anything else is a leak."""
+    same list may be open where it is seen: the person's own ``"hand"`` when it held the same
+    cards itself, the keys of ``_OPEN_KEYS`` in each streamed state, and an opponent's whole
+    dealt hand replaced face up.  Those places are taken out; anything else is a leak."""
     found = [f"the key {key.decode()}" for key in (b'"hands"', b'"draw_pile"') if key in sent]
+    scanned = _without_open_cards(sent)
     shown = {
         (e["round"], tuple(e["discarded"]))
         for e in record["events"]
@@ -63,13 +68,9 @@ def hidden_card_leaks(sent: bytes, record: dict[str, Any], seat: int) -> list[st
         if event["type"] != "deal" or (event["round"], tuple(event["hands"][1 - seat])) in shown:
             continue
         hand = json.dumps(event["hands"][1 - seat], separators=(",", ":")).encode()
-        public = [
-            *_PUBLIC_CARD_FIELDS,
-            *([b'"hand":'] if tuple(event["hands"][1 - seat]) in held else []),
-        ]
-        rest = sent
-        for field in public:
-            rest = rest.replace(field + hand, b"")
+        rest = scanned
+        if tuple(event["hands"][1 - seat]) in held:
+            rest = rest.replace(b'"hand":' + hand, b"")
         if hand in rest:
             at = rest.index(hand)
             context = rest[max(0, at - 160) : at + 40].decode(errors="replace")
@@ -77,7 +78,31 @@ def hidden_card_leaks(sent: bytes, record: dict[str, Any], seat: int) -> list[st
         pile = event["draw_pile"]
         for start in range(len(pile) - 5):
             window = ",".join(map(str, pile[start : start + 6])).encode()
-            if window in sent:
+            if window in scanned:
                 found.append(f"round {event['round']}'s draw pile ({window.decode()}...)")
                 break
     return found
+
+
+def _without_open_cards(sent: bytes) -> bytes:
+    """``sent`` with each streamed state (a ``data: {...}`` line) written again without the
+    keys of ``_OPEN_KEYS``, at any depth; other bytes as they were."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in _OPEN_KEYS}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    lines = []
+    for line in sent.split(b"\n"):
+        if line.startswith(b"data: {"):
+            try:
+                state = json.loads(line[6:])
+            except ValueError:
+                pass
+            else:
+                line = b"data: " + json.dumps(strip(state), separators=(",", ":")).encode()
+        lines.append(line)
+    return b"\n".join(lines)
