@@ -85,7 +85,10 @@ def cluster() -> Any:
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        # Its HTTP server (the dashboard's, and /health's even without one) on a free loopback
+        # port: None still bound the default 8787, on every interface, which a second run on
+        # the machine found taken ("Port 8787 is already in use").
+        dashboard_address="127.0.0.1:0",
     )
     client = distributed.Client(cluster)
 

@@ -370,7 +370,7 @@ def test_a_dask_local_cluster_serves_hosted_games(tmp_path: Path) -> None:
             store.close()
 
     with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
     ) as cluster, distributed.Client(cluster) as client:  # fmt: skip
         found = asyncio.run(scenario(client))
     assert [v["status"] for v in found] == ["active", "active"]
