@@ -334,6 +334,11 @@ def post(web: str, path: str, body: bytes, token: str | None = None) -> tuple[in
             return error.code, raw.decode(errors="replace")
 
 
+def post_json(web: str, path: str, body: Any, token: str | None = None) -> tuple[int, Any]:
+    """``post`` of ``body`` written as JSON."""
+    return post(web, path, json.dumps(body).encode(), token)
+
+
 def connected_sessions(arena: ArenaProcess) -> dict[str, str]:
     """Bot name -> session id of every connected bot, from /api/connections."""
     return {c["bot"]: c["session"] for c in arena.json("/api/connections")["connected"]}

@@ -20,25 +20,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from arena_support import add_players, start_arena
+from arena_support import add_players, post_json, start_arena
 from human_support import first_legal_answer, hidden_card_leaks
 from process_support import start_process
 
 pytestmark = pytest.mark.slow
-
-
-def _post(web: str, path: str, body: Any, token: str = "") -> tuple[int, dict[str, Any]]:
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(
-        web + path, data=json.dumps(body).encode(), method="POST", headers=headers
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
 
 
 def _play(web: str, page: str, per_game: dict[int, bytes] | None = None) -> bytes:
@@ -66,12 +52,12 @@ def _play(web: str, page: str, per_game: dict[int, bytes] | None = None) -> byte
         if state["finished"]:
             break
         if state["twin"] == "offered" and not twins:
-            twins.append(_post(web, page + "twin", {"accept": True}))
+            twins.append(post_json(web, page + "twin", {"accept": True}))
             assert twins[0][0] == 200, twins
         request = state["request"]
         if request is not None and request["id"] not in answered:
             answered.add(request["id"])
-            status, reply = _post(
+            status, reply = post_json(
                 web,
                 page + "action",
                 {"request_id": request["id"], "action": first_legal_answer(request["legal"])},
@@ -90,16 +76,18 @@ def test_a_player_challenges_a_builtin_and_plays_an_unrated_game_to_its_end(
     arena = start_arena(folder, "--move-timeout", "5")
     try:
         web = arena.web
-        assert _post(web, "/api/human/challenges", {"opponent": "random"})[0] == 401
-        status, refused = _post(web, "/api/human/challenges", {"opponent": "rm -rf"}, tokens["bob"])
+        assert post_json(web, "/api/human/challenges", {"opponent": "random"})[0] == 401
+        status, refused = post_json(
+            web, "/api/human/challenges", {"opponent": "rm -rf"}, tokens["bob"]
+        )
         assert status == 409 and "not a bot you may challenge" in refused["error"]
         bad = {"opponent": "random", "pair": "yes"}
-        assert _post(web, "/api/human/challenges", bad, tokens["alice"])[0] == 400
-        status, started = _post(
+        assert post_json(web, "/api/human/challenges", bad, tokens["alice"])[0] == 400
+        status, started = post_json(
             web, "/api/human/challenges", {"opponent": "random", "pair": True}, tokens["alice"]
         )
         assert status == 201 and started["pair"] is True, started
-        again = _post(web, "/api/human/challenges", {"opponent": "greedy"}, tokens["alice"])
+        again = post_json(web, "/api/human/challenges", {"opponent": "greedy"}, tokens["alice"])
         assert again[0] == 409 and "in play already" in again[1]["error"]
         assert arena.status("/human/not-a-key/") == 404
         assert b"Your hand" in arena.get(started["url"])
@@ -170,9 +158,11 @@ def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Pat
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         assert "alice@v1" in arena.json("/api/human/games")["opponents"]
-        status, refused = _post(web, "/api/human/challenges", {"opponent": "bob@v9"}, tokens["bob"])
+        status, refused = post_json(
+            web, "/api/human/challenges", {"opponent": "bob@v9"}, tokens["bob"]
+        )
         assert status == 409 and "no hosted version playing" in refused["error"]
-        status, started = _post(
+        status, started = post_json(
             web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens["bob"]
         )
         assert status == 201, started
@@ -182,11 +172,11 @@ def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Pat
             headers = {"Content-Type": "text/plain", **hostile}
             assert _post_raw(web, page + "action", answer.encode(), headers) == 403
             assert _post_raw(web, page + "twin", b"{}", headers) == 403
-        full = _post(web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens["carol"])
+        full = post_json(web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens["carol"])
         assert full[0] == 409 and "referee slots are all in use" in full[1]["error"]
         for player, key in (("bob", page), ("carol", "")):
             if not key:  # bob's game over: its slot is free again
-                status, started = _post(
+                status, started = post_json(
                     web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens[player]
                 )
                 assert status == 201, started
@@ -203,22 +193,22 @@ def test_a_friend_plays_a_hosted_version_and_its_owner_opts_it_out(tmp_path: Pat
         assert arena.json("/api/games") == []  # unrated: nothing on the ladder
 
         opt_out = "/api/human/versions/alice/1"
-        assert _post(web, opt_out, {"challenges": False})[0] == 401
-        assert _post(web, opt_out, {"challenges": False}, tokens["bob"])[0] == 403
-        assert _post(web, opt_out, {"challenges": "no"}, tokens["alice"])[0] == 400
+        assert post_json(web, opt_out, {"challenges": False})[0] == 401
+        assert post_json(web, opt_out, {"challenges": False}, tokens["bob"])[0] == 403
+        assert post_json(web, opt_out, {"challenges": "no"}, tokens["alice"])[0] == 400
         assert (
-            _post(web, "/api/human/versions/alice/7", {"challenges": False}, tokens["alice"])[0]
+            post_json(web, "/api/human/versions/alice/7", {"challenges": False}, tokens["alice"])[0]
             == 404
         )
-        status, reply = _post(web, opt_out, {"challenges": False}, tokens["alice"])
+        status, reply = post_json(web, opt_out, {"challenges": False}, tokens["alice"])
         assert status == 200 and reply == {"bot": "alice@v1", "challenges": False}
         assert "alice@v1" not in arena.json("/api/human/games")["opponents"]
         assert b"Let people play v1" in arena.get("/players/alice")
-        status, refused = _post(
+        status, refused = post_json(
             web, "/api/human/challenges", {"opponent": "alice@v1"}, tokens["bob"]
         )
         assert status == 409 and "opted it out" in refused["error"]
-        assert _post(web, opt_out, {"challenges": True}, tokens["alice"])[0] == 200
+        assert post_json(web, opt_out, {"challenges": True}, tokens["alice"])[0] == 200
         assert b"Opt v1 out of games against people" in arena.get("/players/alice")
     finally:
         arena.stop()

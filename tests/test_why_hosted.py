@@ -21,7 +21,7 @@ from typing import Any
 
 import arena_support
 import pytest
-from arena_support import add_players, start_bot, submitted, wait_until
+from arena_support import add_players, post_json, start_bot, submitted, wait_until
 from browser_support import PageWatch, browser, browser_page  # noqa: F401 (fixtures)
 
 from tacocat_arena.launch.sandbox import bwrap_path
@@ -74,18 +74,6 @@ def get_json(web: str, path: str, token: str | None) -> tuple[int, Any]:
     return status, json.loads(body)
 
 
-def post(web: str, path: str, token: str | None, body: dict[str, Any]) -> tuple[int, Any]:
-    headers = {"Content-Type": "application/json"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(web + path, json.dumps(body).encode(), headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
-
-
 def replay(game: str, command: str, token: str, cwd: Path) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
         [sys.executable, "-m", "tacocat_arena.cli", "replay", game, "--bot", command,
@@ -127,7 +115,7 @@ def test_a_hosted_crash_shows_its_game_request_and_stderr_to_its_owner_and_repla
         # What follows reads games already played: the organizer pauses the ladder (games in
         # flight end, none starts), so the arena stops playing newt against alice (a process
         # a game) and against alice@v1 (a batch) for the rest of the test.
-        assert post(arena.web, "/api/pause", organizer, {}) == (200, {"paused": True})
+        assert post_json(arena.web, "/api/pause", {}, organizer) == (200, {"paused": True})
         failure = next(f for f in report["failures"] if f["kind"] == "defend" and f["output"])
         assert failure["bot"] == "newt@v1" and failure["failure"] == "forfeit"
         assert failure["request"]["kind"] == "DECISION_KIND_DEFEND"
@@ -190,19 +178,21 @@ def test_a_hosted_crash_shows_its_game_request_and_stderr_to_its_owner_and_repla
         batch_game = next(g["game"] for g in report["game_output"] if "alice@v1" in g["output"])
         cheap = {"game": batch_game, "reference": "ismcts?iterations=1000&seeds=1"}
         analyses = "/api/players/newt/analyses"
-        assert post(arena.web, analyses, None, cheap)[0] == 401
-        assert post(arena.web, analyses, tokens["alice"], cheap)[0] == 404
+        assert post_json(arena.web, analyses, cheap, None)[0] == 401
+        assert post_json(arena.web, analyses, cheap, tokens["alice"])[0] == 404
         # alice played that game too, but not newt's seat of it; and no game is nobody's
         seats = get_json(arena.web, f"/api/games/{batch_game}", None)[1]["seats"]
         theirs = {**cheap, "seat": seats.index("newt@v1")}
-        assert post(arena.web, "/api/players/alice/analyses", tokens["alice"], theirs)[0] == 404
+        assert (
+            post_json(arena.web, "/api/players/alice/analyses", theirs, tokens["alice"])[0] == 404
+        )
         nothing = {**cheap, "game": "L999999a"}
-        assert post(arena.web, analyses, tokens["newt"], nothing)[0] == 404
+        assert post_json(arena.web, analyses, nothing, tokens["newt"])[0] == 404
         huge = {**cheap, "reference": "ismcts?iterations=1000000&seeds=64"}
-        assert post(arena.web, analyses, tokens["newt"], huge)[0] == 400
-        status, job = post(arena.web, analyses, tokens["newt"], cheap)
+        assert post_json(arena.web, analyses, huge, tokens["newt"])[0] == 400
+        status, job = post_json(arena.web, analyses, cheap, tokens["newt"])
         assert status == 202 and job["state"] in ("queued", "running"), job
-        status, busy = post(arena.web, analyses, tokens["newt"], {"game": failure["game"]})
+        status, busy = post_json(arena.web, analyses, {"game": failure["game"]}, tokens["newt"])
         assert status == 429 and "one analysis at a time" in busy["error"]
 
         def analysed() -> dict[str, Any] | None:
@@ -215,7 +205,7 @@ def test_a_hosted_crash_shows_its_game_request_and_stderr_to_its_owner_and_repla
         job = wait_until(analysed, 240, "the analysis of a batch game")
         seat = job["seat"]
         assert job["result"]["seat"] == seat and job["result"]["decisions"]
-        status, again = post(arena.web, analyses, tokens["newt"], cheap)
+        status, again = post_json(arena.web, analyses, cheap, tokens["newt"])
         assert status == 200 and again["state"] == "done"  # cached
         status, html = get(arena.web, f"/games/{batch_game}?analysis={seat}", None)
         assert status == 200 and b'id="analysis"' in html
