@@ -10,11 +10,13 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
+from pathlib import Path
 
 import pytest
 from check_support import REPO_ROOT, check_in_process, statuses
 
-from tacocat_arena.check import CHECK_NAMES, Status, check_bot
+from tacocat_arena.check import CHECK_NAMES, CheckReport, Status, check_bot
 from tacocat_arena.launch.spec import BotSpec
 from tacocat_arena.referee.settings import ClockSettings
 
@@ -30,6 +32,53 @@ def test_every_check_passes_on_the_python_example_bots(bot: str) -> None:
     assert code == 0 and report["passed"], failed
     assert [r["name"] for r in report["results"]] == list(CHECK_NAMES)
     assert not failed  # the SDK accepts batches, so not even `batches` is skipped
+
+
+@pytest.mark.parametrize("together", ["one loop", "two threads"])
+def test_two_checks_at_once_in_one_process_leave_each_other_s_bot_alone(
+    together: str, tmp_path: Path
+) -> None:
+    """Two checks of bots of one name at once, in one event loop (as the arena's gates run)
+    or in two threads: the first ending kills nothing of the second's.  Their bots shared a
+    cgroup named for the bot, and the first's removal SIGKILLed the second's bot mid-check.
+    Files order it: the first's bot exits once the second's is up; the second's connects
+    once the first check has ended, its bot stopped and its cgroups removed."""
+    up, done = tmp_path / "up", tmp_path / "first-done"
+    clock = ClockSettings.from_seconds(2.0)
+
+    async def first() -> CheckReport:
+        spec = BotSpec.checked("bot", f"python tests/check_bots/late_bot.py --exit {up}")
+        report = await check_bot(spec, clock, log_path=tmp_path / "first.log", cwd=REPO_ROOT)
+        done.touch()
+        return report
+
+    async def second() -> CheckReport:
+        spec = BotSpec.checked("bot", f"python tests/check_bots/late_bot.py {up} {done}")
+        return await check_bot(spec, clock, log_path=tmp_path / "second.log", cwd=REPO_ROOT)
+
+    if together == "one loop":
+
+        async def both() -> list[CheckReport]:
+            return list(await asyncio.gather(first(), second()))
+
+        ended, checked = asyncio.run(both())
+    else:
+        reports: dict[str, CheckReport] = {}
+        threads = [
+            threading.Thread(target=lambda f=f: reports.__setitem__(f.__name__, asyncio.run(f())))
+            for f in (first, second)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        ended, checked = reports["first"], reports["second"]
+    # The first's bot left on its own once the second's was up...
+    assert ended.results[0].got == "exited with code 3 before its Hello", ended.results
+    # ...and the second's bot lived through the first's end, to pass every check.
+    log = (tmp_path / "second.log").read_text(errors="replace")
+    assert "killed by signal" not in log, log
+    assert checked.passed, [r for r in checked.results if r.status is not Status.PASS]
 
 
 def test_a_bot_written_from_the_proto_alone_passes_and_skips_only_batches() -> None:

@@ -37,6 +37,7 @@ import enum
 import fcntl
 import functools
 import importlib.util
+import itertools
 import os
 import re
 import shlex
@@ -137,6 +138,13 @@ def resolve_mode(mode: SandboxMode, *, warn: Callable[[str], None] | None = None
 
 
 # -- process and memory limits: cgroups where writable ----------------------------------------
+#: Numbers this runner's cgroups, one number per ``BotCgroup.create``: a cgroup named for
+#: its bot alone was shared by two processes of one name started at once (two ``check_bot``
+#: calls of a bot named "bot", in threads or in one loop), and the first one's ``remove``
+#: killed the other's bot (SIGKILL) as the first ended.
+_CGROUP_NUMBERS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class BotCgroup:
     """The cgroups of one bot process (a ``pids`` and a ``memory`` one: one folder in v2,
@@ -152,12 +160,17 @@ class BotCgroup:
 
     @classmethod
     def create(cls, name: str, limits: Limits) -> BotCgroup | None:
-        """Fresh cgroups holding the process to ``limits``, or None where none is writable."""
+        """Fresh cgroups holding the process to ``limits``, or None where none is writable.
+
+        Fresh: named for this runner (its pid, which ``_remove_stale`` reads), a number of
+        this call's and the bot (``name``, for whoever reads ``/sys/fs/cgroup``), so no two
+        processes ever share one, whatever their names: ``remove`` kills all that is in it."""
         made: dict[str, Path] = {}
+        number = next(_CGROUP_NUMBERS)
         for controller in ("pids", "memory"):
             for parent in _cgroup_parents(controller):
                 _remove_stale(parent)
-                path = parent / f"tacocat-{os.getpid()}-{name}"
+                path = parent / f"tacocat-{os.getpid()}-{number}-{name}"
                 try:
                     path.mkdir(exist_ok=True)
                     for file, value in _limit_files(controller, path, limits):
@@ -1002,13 +1015,28 @@ class _Reaper:
     bwraps (the sandbox's pid 1 among them, whose death ends the whole sandbox: bwrap runs
     without ``--new-session`` for this).  The reaper
     learns of the end by the end of its input, a pipe only the runner writes to: no race.
-    It runs while some group is tracked, and ends (told so) when none is."""
+    It runs while some group is tracked, and ends (told so) when none is.
+
+    One lock orders ``track`` and ``forget``: runners in two threads (two ``check_bot``
+    calls, each its own ``asyncio.run``) started two reapers at once, the second one's
+    groups replacing the first's, which then ran until the runner's end; or one's ``forget``
+    found no group left and closed the reaper's input just after the other's ``track`` had
+    told it of a bot, which it then killed."""
 
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
         self._groups: set[int] = set()
+        self._lock = threading.Lock()
 
     def track(self, pgid: int) -> None:
+        with self._lock:
+            self._track(pgid)
+
+    def forget(self, pgid: int) -> None:
+        with self._lock:
+            self._forget(pgid)
+
+    def _track(self, pgid: int) -> None:
         if self._process is None or self._process.poll() is not None:
             try:
                 self._process = subprocess.Popen(
@@ -1026,7 +1054,7 @@ class _Reaper:
         self._groups.add(pgid)
         self._say(f"+{pgid}\n")
 
-    def forget(self, pgid: int) -> None:
+    def _forget(self, pgid: int) -> None:
         if pgid not in self._groups:
             return
         self._groups.discard(pgid)
@@ -1048,11 +1076,14 @@ class _Reaper:
 
 
 _reapers: dict[int, _Reaper] = {}
+_reapers_lock = threading.Lock()
 
 
 def _reaper() -> _Reaper:
-    """This process's reaper (one per process: a worker process starts its own)."""
+    """This process's reaper (one per process: a worker process starts its own; one for
+    all its threads, made under a lock, or two threads could each make and use one)."""
     pid = os.getpid()
-    if pid not in _reapers:
-        _reapers[pid] = _Reaper()
-    return _reapers[pid]
+    with _reapers_lock:
+        if pid not in _reapers:
+            _reapers[pid] = _Reaper()
+        return _reapers[pid]
