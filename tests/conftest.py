@@ -111,6 +111,15 @@ def pytest_configure(config: pytest.Config) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Ask the sandbox's code paths once, before any test: the answer comes from a Python
+    process (``sandbox._bot_module_path``) and is kept for the process's life, so whichever
+    fast test placed a bot's folder first (launch/folder.py) started that process."""
+    from tacocat_arena.launch import sandbox
+
+    sandbox.code_paths()
+
+
 def _owned_pids() -> set[int]:
     """Children that some object here will wait for (a Popen, a multiprocessing Process):
     not ours to reap."""

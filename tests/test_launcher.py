@@ -78,17 +78,12 @@ def test_a_given_dir_or_a_file_in_the_base_folder_keeps_the_command(tmp_path: Pa
     assert here == folder.Placement(script.parent, ("python", "mine.py"))
     builtin = folder.place(BotSpec("greedy", "builtin:greedy"), start)
     assert builtin.folder == builtins_folder()  # never the organizer's current folder
+    assert builtin.folder in sandbox.code_paths()  # code every sandbox mounts anyway
     mine = folder.place(BotSpec("greedy", "builtin:greedy", dir=start), start)
     assert mine.folder == start  # a dir given is the dir
     writable = BotSpec("greedy", "builtin:greedy", writable_dir=True)
     with pytest.raises(folder.FolderError, match="writable_dir .* a built-in without a dir"):
         folder.preflight(writable, folder.place(writable, start), SandboxMode.BWRAP)
-
-
-@pytest.mark.slow
-def test_the_builtins_folder_is_code_every_sandbox_mounts_anyway() -> None:
-    # Slow: code_paths asks this Python, in a process, for the module path a bot starts with.
-    assert builtins_folder() in sandbox.code_paths()
 
 
 def test_preflight_names_the_path_the_sandbox_and_both_fixes(tmp_path: Path) -> None:
