@@ -171,6 +171,8 @@ class BotProcess:
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
         self._killed = False  # the runner signalled the process (at stop)
+        #: A ``wait_connected`` of this start has not seen its session (yet, or ever).
+        self._unconnected = False
         self._lock = asyncio.Lock()
         #: The uniform host name of its socket the sandbox binds (``scratch.socket_link``).
         self._socket_link: Path | None = None
@@ -263,7 +265,7 @@ class BotProcess:
     async def start(self) -> None:
         """Start the process (its output goes to the log file)."""
         self.cgroup = BotCgroup.create(self.name.replace("~", "-"), self.launch.limits)
-        self._stopping = self._killed = False
+        self._stopping = self._killed = self._unconnected = False
         self._started_at = time.perf_counter()
         with sandbox.Handover() as handover:
             try:
@@ -350,6 +352,7 @@ class BotProcess:
             raise BotStartError(
                 f"bot {self.spec.name!r}: wait_connected() before start()", bot=self.spec.name
             )
+        self._unconnected = True
         connected = asyncio.ensure_future(referee.wait_for_session(self.name, timeout))
         exited = asyncio.ensure_future(self.process.wait())
         try:
@@ -359,6 +362,7 @@ class BotProcess:
                 if not task.done():
                     task.cancel()
         if connected in done and connected.exception() is None:
+            self._unconnected = False
             self.startup_s.append(time.perf_counter() - self._started_at)
             return
         if exited in done:
@@ -413,15 +417,23 @@ class BotProcess:
         return self.process.returncode is not None
 
     async def stop(self, grace: float = 3.0) -> None:
-        """Stop the process: let it finish after SessionEnd, then terminate, then kill;
-        its whole process group (and cgroup, and sandbox) goes with it."""
+        """Stop the process: let it finish after SessionEnd (``grace`` seconds), then
+        terminate, then kill; its whole process group (and cgroup, and sandbox) goes with it.
+
+        A process whose session ``wait_connected`` was still waiting for (its start given up:
+        the other bot of its game did not start) has been told nothing, since SessionEnd
+        goes to sessions: it is terminated at once, as waiting would gain nothing (a ``run``
+        whose other bot failed to start waited the whole grace for it)."""
         process = self.process
         if process is None:
             return
         if process.returncode is None:
             self._stopping = True
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), grace)
+            if self._unconnected:
+                grace = 0.0
+            if grace > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(process.wait(), grace)
             if process.returncode is None:
                 self._killed = True
                 with contextlib.suppress(ProcessLookupError):
