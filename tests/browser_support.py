@@ -14,6 +14,8 @@ assert that a page works offline with ``watch.assert_clean()``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -141,12 +143,42 @@ def watch_page(page: Page) -> PageWatch:
     return watch
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium per test module; skips with the reason where there is none.
+@dataclass
+class BrowserSession:
+    """The worker's Chromium and the event loop of the Playwright that drives it."""
 
-    Module scope, not session: Playwright's sync API runs its own event loop, and keeping it
-    alive across modules that call ``asyncio.run`` is asking for trouble.
+    browser: Browser
+    loop: asyncio.AbstractEventLoop
+
+
+@contextlib.contextmanager
+def _playwright_loop_running(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """Playwright's loop marked as this thread's running loop, as its sync API needs it.
+
+    Playwright runs its event loop in a greenlet of the calling thread and, after every sync
+    call, marks that loop as the thread's running loop again (``wait_for_future`` in
+    playwright/_impl/_greenlets.py): its own code resumes inside the loop at the next call.
+    While it is marked, ``asyncio.run`` in the same thread raises "cannot be called from a
+    running event loop".  So it is marked only while a test uses the browser, and unmarked
+    (``asyncio._set_running_loop``, the call Playwright itself makes) in between."""
+    previous = asyncio._get_running_loop()
+    asyncio._set_running_loop(loop)
+    try:
+        yield
+    finally:
+        asyncio._set_running_loop(previous)
+
+
+@pytest.fixture(scope="session")
+def browser_session() -> Iterator[BrowserSession]:
+    """One headless Chromium per pytest process (each xdist worker); skips with the reason
+    where there is none.
+
+    Session scope, not module: a Playwright driver and a Chromium cost ~1 s of CPU to start
+    and stop, and a whole run started one per module per worker (12, on 4 workers).  Between
+    the tests that use it, Playwright's event loop is not left marked as running
+    (``_playwright_loop_running``), so the tests that call ``asyncio.run`` in between work;
+    tests/test_browser_support.py checks it.
     """
     reason = browser_skip_reason()
     if reason is not None:
@@ -156,18 +188,29 @@ def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         chromium = launch_browser(playwright)
         # Chromium starts its helpers (GPU, network, storage processes) with its first page:
-        # started here, they belong to the module's browser, not to the first test that opens
-        # a page (conftest fails a test that leaves processes behind).
+        # started here, in a session fixture's setup (before conftest notes the processes
+        # that exist when a test begins), they belong to the session's browser, not to the
+        # first test that opens a page (conftest fails a test that leaves processes behind).
         chromium.new_page().close()
+        loop = asyncio.get_running_loop()  # Playwright's, marked running by the calls above
+        asyncio._set_running_loop(None)
         try:
-            yield chromium
+            yield BrowserSession(chromium, loop)
         finally:
+            asyncio._set_running_loop(loop)  # as the sync API left it, for the close and its exit
             chromium.close()
 
 
 @pytest.fixture
+def browser(browser_session: BrowserSession) -> Iterator[Browser]:
+    """The worker's headless Chromium, usable for the length of the test."""
+    with _playwright_loop_running(browser_session.loop):
+        yield browser_session.browser
+
+
+@pytest.fixture
 def browser_page(browser: Browser) -> Iterator[PageWatch]:
-    """A fresh page (own context) in the module's browser, watched for errors and network."""
+    """A fresh page (own context) in the worker's browser, watched for errors and network."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         yield watch_page(context.new_page())

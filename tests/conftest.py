@@ -235,6 +235,12 @@ def _no_process_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
             )
 
 
+def pytest_sessionfinish() -> None:
+    """Reap what the session's fixtures orphaned (the worker's browser ends after the last
+    test's check): else those processes' CPU is missing from this process's children's."""
+    _reap_orphans()
+
+
 # -- tiers -----------------------------------------------------------------------------------------
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
-from browser_support import file_url, is_local_url
+from browser_support import BrowserSession, file_url, is_local_url
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +26,26 @@ def test_a_clean_page_passes(browser_page, tmp_path: Path) -> None:
     browser_page.assert_clean()
     shot = browser_page.screenshot(tmp_path / "clean.png")
     assert shot.stat().st_size > 0
+
+
+def test_asyncio_runs_between_the_tests_that_use_the_workers_browser(
+    browser_session: BrowserSession,
+) -> None:
+    """The browser lives as long as the worker, and the worker runs tests that call
+    ``asyncio.run`` (or run a loop of their own) between the browser's tests: the test above
+    used it, the test below uses it again (in this order under ``-n 0``)."""
+
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    assert asyncio.run(answer()) == 42
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(answer()) == 42
+    finally:
+        loop.close()
+    assert browser_session.browser.is_connected()
 
 
 def test_console_errors_exceptions_and_network_are_caught(browser_page, tmp_path: Path) -> None:
