@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -581,3 +582,59 @@ def test_bench_sandbox_against_a_commit_starts_the_python_bot_of_each_tree_in_tu
         for label in ("wall", "CPU, bot's tree", "CPU, runner"):
             assert re.search(rf"{mode} {re.escape(label)} +[\d.]+ +[\d.]+ +\d+\.\d\d", done.output)
     assert list(tmp_path.iterdir()) == []
+
+
+class _SlowPopen:
+    """A reaper process that takes its time to start (no process: a fork's time, widened),
+    for ``test_one_reaper_for_two_threads``: its lines are kept, its input closable."""
+
+    started: list[_SlowPopen] = []
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        time.sleep(0.1)  # the GIL is let go: the other thread may look at the reaper now
+        self.lines: list[bytes] = []
+        self.stdin = self
+        self.closed = False
+        _SlowPopen.started.append(self)
+
+    def poll(self) -> int | None:
+        return None
+
+    def wait(self) -> int:
+        return 0
+
+    def write(self, data: bytes) -> None:
+        self.lines.append(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_one_reaper_for_two_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two threads' runners (two ``check_bot`` calls, each its own ``asyncio.run``) start
+    their bots at once: one reaper holds both groups, and it ends when both are forgotten.
+    Unlocked, each thread started a reaper, the second's groups replaced the first's, and
+    the first ran (holding its group, to be killed at the runner's end) for good."""
+    monkeypatch.setattr(sandbox.subprocess, "Popen", _SlowPopen)
+    monkeypatch.setattr(_SlowPopen, "started", [])
+    reaper = sandbox._Reaper()
+    both = threading.Barrier(2)
+
+    def start(pgid: int) -> None:
+        both.wait()
+        reaper.track(pgid)
+
+    threads = [threading.Thread(target=start, args=(pgid,)) for pgid in (4101, 4102)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (only,) = _SlowPopen.started
+    assert sorted(only.lines) == [b"+4101\n", b"+4102\n"]
+    reaper.forget(4101)
+    assert not only.closed  # 4102 still runs
+    reaper.forget(4102)
+    assert only.closed
