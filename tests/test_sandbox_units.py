@@ -638,3 +638,20 @@ def test_one_reaper_for_two_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not only.closed  # 4102 still runs
     reaper.forget(4102)
     assert only.closed
+
+
+def test_two_bots_of_one_name_get_cgroups_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes of one name at once in one runner (two checks of a bot named "bot")
+    never share a cgroup: the first one's removal kills all that is in it, and named for the
+    bot alone it SIGKILLed the other's bot.  (Folders of tmp_path stand for the cgroup
+    parents: no cgroup of the machine's is written.)"""
+    for controller in ("pids", "memory"):
+        (tmp_path / controller).mkdir()
+    monkeypatch.setattr(sandbox, "_cgroup_parents", lambda controller: (tmp_path / controller,))
+    first = sandbox.BotCgroup.create("bot", Limits())
+    second = sandbox.BotCgroup.create("bot", Limits())
+    assert first is not None and second is not None
+    assert len(first.folders) == 2 and set(first.folders).isdisjoint(second.folders)
+    assert all(f"tacocat-{os.getpid()}-" in path.name for path in first.folders)
