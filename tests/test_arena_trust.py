@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -179,6 +180,7 @@ def test_another_user_of_the_machine_cannot_read_the_store_or_the_deal_secret(
 _REVOKE_AND_ADD = """
 import sys
 from pathlib import Path
+from typing import Any
 from tacocat_arena.arena.players import add_player
 from tacocat_arena.arena.store import ArenaStore
 store = ArenaStore(Path(sys.argv[1]))
@@ -209,6 +211,11 @@ def _stored_games_of(folder: Path, name: str) -> int:
     with sqlite3.connect(folder / "arena.sqlite") as db:
         query = "SELECT COUNT(*) FROM games WHERE seat0 = ? OR seat1 = ?"
         return int(db.execute(query, (name, name)).fetchone()[0])
+
+
+def _live_games_of(arena: ArenaProcess, name: str) -> list[dict[str, Any]]:
+    """``name``'s games in flight, from /api/games (live ones first, each ``live``)."""
+    return [g for g in arena.json(f"/api/games?bot={name}&limit=1") if g["live"]]
 
 
 def test_revoke_then_add_back_to_back_ends_the_old_session_at_once(
@@ -244,6 +251,9 @@ def test_revoke_then_add_back_to_back_ends_the_old_session_at_once(
         # The old session is ended (its games in flight forfeited) and plays nothing more.
         assert bob.process.wait(10) == 0, bob.output()
         assert connected_sessions(arena).get("bob") != old_session
+        # Its games in flight end as forfeits, stored after its process saw SessionEnd (a game
+        # stays live until it is stored); then nothing more.
+        wait_until(lambda: not _live_games_of(arena, "bob"), 30, "bob's games in flight to end")
         settled = _stored_games_of(folder, "bob")
         time.sleep(2.0)
         assert _stored_games_of(folder, "bob") == settled
