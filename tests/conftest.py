@@ -32,9 +32,11 @@ import multiprocessing.process
 import multiprocessing.resource_tracker
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -160,6 +162,25 @@ def _temporary_folders_readable_by_bots(tmp_path_factory: pytest.TempPathFactory
         return folder
 
     tmp_path_factory.mktemp = readable_mktemp  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def ram_path(tmp_path: Path) -> Iterator[Path]:
+    """A fresh folder in RAM (``/dev/shm``, tmpfs) where there is one, else ``tmp_path``:
+    for an in-process test that stores many games.  The arena's store fsyncs each commit
+    (synchronous=FULL), and 300 commits on the disk the other workers' tests write to waited
+    seconds on it alone (3.6 s of wall for 0.35 s of CPU in a whole run), which the fast
+    tier's limit counts: only the waits for a core are taken off.  Durability is not what
+    such a test checks (test_arena_server's kill -9 does, on disk)."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    folder = Path(tempfile.mkdtemp(prefix="tacocat-test-", dir=shm))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -139,13 +139,13 @@ def test_a_version_busy_elsewhere_still_takes_a_free_slot_if_it_met_least() -> N
     assert len(batches) == 1 and set(batches[0]) != {"v@v1", "w@v1"}
 
 
-def test_six_versions_one_worker_300_games_every_pair_meets_evenly(tmp_path: Path) -> None:
+def test_six_versions_one_worker_300_games_every_pair_meets_evenly(ram_path: Path) -> None:
     """Issue 35's soak, in process: 6 versions, 1 worker, 300 games: every pair met, and
     max/min meetings <= 2 (the real processes: ``bench arena --spread``)."""
     runner = ScriptedRunner(slots=1)
 
     async def scenario() -> dict[tuple[str, str], int]:
-        store, arena, hosting = _hosting(tmp_path / "arena", runner)
+        store, arena, hosting = _hosting(ram_path / "arena", runner)
         try:
             for player in "abcdef":
                 await _passed(hosting, player)
