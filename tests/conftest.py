@@ -32,7 +32,6 @@ import multiprocessing.process
 import multiprocessing.resource_tracker
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -116,7 +115,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Ask the sandbox's code paths once, before any test: the answer comes from a Python
     process (``sandbox._bot_module_path``) and is kept for the process's life, so whichever
-    fast test placed a bot's folder first (launch/folder.py) started that process."""
+    fast test placed a bot's folder first (launch/folder.py) started that process.  Not in
+    an xdist controller, which runs no test."""
+    if getattr(session.config.option, "numprocesses", None) and not hasattr(
+        session.config, "workerinput"
+    ):
+        return
     from tacocat_arena.launch import sandbox
 
     sandbox.code_paths()
@@ -176,11 +180,8 @@ def ram_path(tmp_path: Path) -> Iterator[Path]:
     if not (shm.is_dir() and os.access(shm, os.W_OK)):
         yield tmp_path
         return
-    folder = Path(tempfile.mkdtemp(prefix="tacocat-test-", dir=shm))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="tacocat-test-", dir=shm) as folder:
+        yield Path(folder)
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ import pytest
 from arena_support import ArenaProcess, add_players, start_bot, wait_until
 from arena_support import submit_in_process as submit
 from node_support import node_dependencies
-from process_support import descendants
+from process_support import descendants, describe
 
 from tacocat_arena.arena.hosted import HostedSettings
 from tacocat_arena.arena.submissions import identity
@@ -440,7 +440,11 @@ def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert "erin v1: checking" in done.stdout, done.stdout + done.stderr
-        wait_until(lambda: _marked(arena.process.pid, marker), 60, "the build running")
+        wait_until(
+            lambda: any(marker in describe(pid) for pid in descendants(arena.process.pid)),
+            60,
+            "the build running",
+        )
     finally:
         arena.stop(signal.SIGKILL)  # mid-build
     with sqlite3.connect(folder / "arena.sqlite") as db:
@@ -457,17 +461,6 @@ def test_a_version_left_checking_by_a_killed_arena_is_checked_again_at_restart(
             assert "build: built in" in json.loads(response.read())["log"]  # its owner's
     finally:
         arena.stop()
-
-
-def _marked(parent: int, marker: str) -> bool:
-    """Whether a process under ``parent`` has ``marker`` on its command line."""
-    for pid in descendants(parent):
-        try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def test_a_killed_arenas_socket_folder_is_removed_at_the_next_start_a_live_ones_never(
